@@ -1,0 +1,23 @@
+GO ?= go
+
+.PHONY: build run test bench fuzz lint
+
+build:
+	$(GO) build -o bin/sluice-server ./cmd/sluice-server
+	$(GO) build -o bin/sluice-bench ./cmd/sluice-bench
+
+run:
+	$(GO) run ./cmd/sluice-server
+
+test:
+	$(GO) test ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./server/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 60s ./resp/
+
+lint:
+	$(GO) vet ./...
+	test -z "$$(gofmt -l .)"

@@ -1,0 +1,251 @@
+package resp
+
+import (
+	"math"
+	"strconv"
+)
+
+// Writer appends RESP replies to Buf. Proto selects RESP2 (2) or RESP3 (3)
+// for the types that differ between them (null, maps, sets, doubles,
+// booleans, push). The zero value writes RESP2.
+type Writer struct {
+	Buf    []byte
+	Proto  int
+	Errors int // error replies written, for statistics
+}
+
+// Resp3 reports whether replies are written in RESP3.
+func (w *Writer) Resp3() bool { return w.Proto == 3 }
+
+// Raw appends bytes that are already RESP-encoded.
+func (w *Writer) Raw(b []byte) { w.Buf = append(w.Buf, b...) }
+
+// OK appends +OK.
+func (w *Writer) OK() { w.Buf = append(w.Buf, "+OK\r\n"...) }
+
+// Simple appends a simple string (+s).
+func (w *Writer) Simple(s string) {
+	w.Buf = append(w.Buf, '+')
+	w.Buf = append(w.Buf, s...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// Error appends an error reply. msg must already carry its code
+// ("ERR ...", "WRONGTYPE ..."); a missing leading '-' is added.
+func (w *Writer) Error(msg string) {
+	w.Errors++
+	w.Buf = append(w.Buf, '-')
+	w.Buf = appendSanitized(w.Buf, msg)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// appendSanitized replaces newlines in error texts with spaces, as Redis does,
+// so an error never breaks the protocol.
+func appendSanitized(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\r' || c == '\n' {
+			c = ' '
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// Int appends an integer reply.
+func (w *Writer) Int(n int64) {
+	w.Buf = append(w.Buf, ':')
+	w.Buf = strconv.AppendInt(w.Buf, n, 10)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+func (w *Writer) header(c byte, n int) {
+	w.Buf = append(w.Buf, c)
+	w.Buf = strconv.AppendInt(w.Buf, int64(n), 10)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// Bulk appends a bulk string.
+func (w *Writer) Bulk(b []byte) {
+	w.header('$', len(b))
+	w.Buf = append(w.Buf, b...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// BulkString appends a bulk string.
+func (w *Writer) BulkString(s string) {
+	w.header('$', len(s))
+	w.Buf = append(w.Buf, s...)
+	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// BulkInt appends an integer formatted as a bulk string.
+func (w *Writer) BulkInt(n int64) {
+	var tmp [24]byte
+	w.Bulk(strconv.AppendInt(tmp[:0], n, 10))
+}
+
+// Null appends the null bulk string ($-1 in RESP2, _ in RESP3).
+func (w *Writer) Null() {
+	if w.Proto == 3 {
+		w.Buf = append(w.Buf, "_\r\n"...)
+	} else {
+		w.Buf = append(w.Buf, "$-1\r\n"...)
+	}
+}
+
+// NullArray appends the null array (*-1 in RESP2, _ in RESP3).
+func (w *Writer) NullArray() {
+	if w.Proto == 3 {
+		w.Buf = append(w.Buf, "_\r\n"...)
+	} else {
+		w.Buf = append(w.Buf, "*-1\r\n"...)
+	}
+}
+
+// Array appends an array header for n elements.
+func (w *Writer) Array(n int) { w.header('*', n) }
+
+// Map appends a map header for n key/value pairs (a flat array of 2n in RESP2).
+func (w *Writer) Map(n int) {
+	if w.Proto == 3 {
+		w.header('%', n)
+	} else {
+		w.header('*', 2*n)
+	}
+}
+
+// Set appends a set header (an array in RESP2).
+func (w *Writer) Set(n int) {
+	if w.Proto == 3 {
+		w.header('~', n)
+	} else {
+		w.header('*', n)
+	}
+}
+
+// Push appends a push header (an array in RESP2).
+func (w *Writer) Push(n int) {
+	if w.Proto == 3 {
+		w.header('>', n)
+	} else {
+		w.header('*', n)
+	}
+}
+
+// Bool appends a boolean (the integer 1 or 0 in RESP2).
+func (w *Writer) Bool(v bool) {
+	if w.Proto == 3 {
+		if v {
+			w.Buf = append(w.Buf, "#t\r\n"...)
+		} else {
+			w.Buf = append(w.Buf, "#f\r\n"...)
+		}
+		return
+	}
+	if v {
+		w.Int(1)
+	} else {
+		w.Int(0)
+	}
+}
+
+// Double appends a double (a bulk string in RESP2), formatted as Redis does.
+func (w *Writer) Double(f float64) {
+	var tmp [40]byte
+	s := AppendDouble(tmp[:0], f)
+	if w.Proto == 3 {
+		w.Buf = append(w.Buf, ',')
+		w.Buf = append(w.Buf, s...)
+		w.Buf = append(w.Buf, '\r', '\n')
+		return
+	}
+	w.Bulk(s)
+}
+
+// Verbatim appends a verbatim string (a bulk string in RESP2).
+func (w *Writer) Verbatim(format, s string) {
+	if w.Proto == 3 {
+		w.header('=', len(s)+4)
+		w.Buf = append(w.Buf, format...)
+		w.Buf = append(w.Buf, ':')
+		w.Buf = append(w.Buf, s...)
+		w.Buf = append(w.Buf, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
+}
+
+// AppendDouble formats f as Redis replies do: "%.17g", with "inf" and "-inf".
+func AppendDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	case math.IsNaN(f):
+		return append(b, "nan"...)
+	}
+	return appendG17(b, f)
+}
+
+// appendG17 mimics C's printf("%.17g").
+func appendG17(b []byte, f float64) []byte {
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0"...)
+		}
+		return append(b, '0')
+	}
+	// %.17g: exponent form when exp < -4 or exp >= 17.
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', 16, 64)
+	// parse exponent
+	ei := 0
+	for i := len(e) - 1; i >= 0; i-- {
+		if e[i] == 'e' {
+			ei = i
+			break
+		}
+	}
+	exp, _ := strconv.Atoi(string(e[ei+1:]))
+	if exp < -4 || exp >= 17 {
+		mant := trimZeros(e[:ei])
+		b = append(b, mant...)
+		b = append(b, 'e')
+		if exp < 0 {
+			b = append(b, '-')
+			exp = -exp
+		} else {
+			b = append(b, '+')
+		}
+		if exp < 10 {
+			b = append(b, '0')
+		}
+		return strconv.AppendInt(b, int64(exp), 10)
+	}
+	prec := 16 - exp
+	s := strconv.AppendFloat(tmp[:0], f, 'f', prec, 64)
+	return append(b, trimZeros(s)...)
+}
+
+func trimZeros(s []byte) []byte {
+	dot := -1
+	for i, c := range s {
+		if c == '.' {
+			dot = i
+			break
+		}
+	}
+	if dot < 0 {
+		return s
+	}
+	i := len(s)
+	for i > dot+1 && s[i-1] == '0' {
+		i--
+	}
+	if i == dot+1 {
+		i = dot
+	}
+	return s[:i]
+}

@@ -1,0 +1,331 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	_ "unsafe" // for go:linkname
+
+	"github.com/sluicedb/sluice/resp"
+	"github.com/sluicedb/sluice/store"
+)
+
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// Client is one connection's state. Its command processing is independent
+// of how bytes reach it: the epoll loops and the goroutine driver (used for
+// in-memory connections) both feed process and write out c.w.Buf.
+type Client struct {
+	srv  *Server
+	ID   int64
+	slot int // BigLock reader slot and stats slot of the driver
+	w    resp.Writer
+	p    resp.Parser
+
+	dbi      int
+	name     string
+	libName  string
+	libVer   string
+	addr     string
+	laddr    string
+	fd       int
+	unixSock bool
+
+	authed          bool
+	closeAfterReply bool // QUIT, protocol error: close once replies are written
+	closeASAP       atomic.Bool
+	blockedFlag     atomic.Bool
+	replyOff        bool // CLIENT REPLY OFF
+	replySkip       int  // CLIENT REPLY SKIP: skip the next command's reply
+	noEvict         bool
+	noTouch         bool
+
+	created  time.Time
+	lastIO   atomic.Int64 // unix ms of the last interaction
+	lastCmd  atomic.Pointer[Command]
+	qbufLen  atomic.Int64 // query buffer size for CLIENT LIST
+	outLen   atomic.Int64 // pending output for CLIENT LIST
+	flagsMu  sync.Mutex
+	killHook func() // driver hook to close the connection from another goroutine
+
+	qbuf     []byte // unconsumed input kept between reads (event loops)
+	pending  []byte // output the socket did not take yet (event loops)
+
+	keyPos   []int
+	scratch  []byte
+	tx       *txState // MULTI state, nil when not in a transaction
+	inExec   bool     // running queued commands under the exclusive lock
+	blocked  bool     // waiting on a blocking command: input is held, not parsed
+
+	// Output produced on other goroutines (pub/sub messages, the reply to a
+	// blocked command served by another client's push), written by the
+	// client's own driver.
+	amu    sync.Mutex
+	async  []byte
+	signal func() // driver hook: write async output and resume input
+}
+
+// deliver appends RESP bytes produced outside the client's driver and
+// makes the driver write them. Safe from any goroutine.
+func (c *Client) deliver(b []byte) {
+	c.amu.Lock()
+	first := len(c.async) == 0
+	c.async = append(c.async, b...)
+	c.amu.Unlock()
+	if first && c.signal != nil {
+		c.signal()
+	}
+}
+
+// takeAsync returns and clears the pending async output.
+func (c *Client) takeAsync(dst []byte) []byte {
+	c.amu.Lock()
+	dst = append(dst, c.async...)
+	c.async = c.async[:0]
+	c.amu.Unlock()
+	return dst
+}
+
+// setBlocked marks the client blocked (its driver stops parsing input).
+// Only the client's own command handler may block it.
+func (c *Client) setBlocked() { c.blocked = true; c.blockedFlag.Store(true) }
+
+// unblock ends a block from any goroutine, after its reply was delivered,
+// and makes the driver resume the commands that arrived meanwhile.
+func (c *Client) unblock() {
+	c.blockedFlag.Store(false)
+	if c.signal != nil {
+		c.signal()
+	}
+}
+
+// txState is a client's MULTI queue.
+type txState struct {
+	cmds  [][][]byte
+	names []*Command
+	dirty bool // a command failed to queue: EXEC aborts
+}
+
+// DB returns the client's selected database.
+func (c *Client) DB() *store.DB { return c.srv.ks.DB(c.dbi) }
+
+// process executes the complete commands at the front of buf and returns
+// how many bytes it consumed. It stops early when the output passes
+// flushAt (the driver writes and calls again), the client blocks, or the
+// client is to be closed.
+func (c *Client) process(buf []byte) int {
+	off := 0
+	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
+	for off < len(buf) {
+		if c.closeAfterReply || c.blocked {
+			break
+		}
+		n, args, err := c.p.Next(buf[off:])
+		if err != nil {
+			if err == resp.ErrIncomplete {
+				break
+			}
+			if pe, ok := err.(*resp.ProtocolError); ok {
+				c.w.Error(pe.Msg)
+			}
+			c.closeAfterReply = true
+			c.p.Reset()
+			return len(buf)
+		}
+		off += n
+		if len(args) == 0 {
+			continue
+		}
+		c.exec(args)
+		if len(c.w.Buf) >= flushAt {
+			break
+		}
+	}
+	return off
+}
+
+// flushAt is the output size at which a batch is written before parsing
+// more commands, which bounds memory for pipelines of any depth.
+const flushAt = 64 * 1024
+
+// reply-mode helpers: CLIENT REPLY OFF/SKIP drop replies.
+func (c *Client) exec(args [][]byte) {
+	mark := len(c.w.Buf)
+	c.dispatch(args)
+	if c.replyOff {
+		c.w.Buf = c.w.Buf[:mark]
+	} else if c.replySkip > 0 {
+		// The skip is armed by CLIENT REPLY SKIP and applies to the next command.
+		if c.replySkip == 2 {
+			c.replySkip = 1
+		} else {
+			c.w.Buf = c.w.Buf[:mark]
+			c.replySkip = 0
+		}
+	}
+}
+
+func (c *Client) dispatch(args [][]byte) {
+	srv := c.srv
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		if len(args[0]) == 5 && strings.EqualFold(string(args[0]), "host:") || strings.EqualFold(string(args[0]), "post") {
+			// Cross-protocol scripting attempt: Redis closes such connections.
+			c.closeAfterReply = true
+			return
+		}
+		c.reject(unknownCommand(args))
+		return
+	}
+	if cmd.sub != nil && len(args) >= 2 {
+		sub := cmd.lookupSub(args[1])
+		if sub == nil {
+			c.reject("ERR unknown subcommand '" + trunc(string(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+			return
+		}
+		cmd = sub
+	}
+	if (cmd.Arity > 0 && cmd.Arity != len(args)) || len(args) < -cmd.Arity {
+		c.rejectCmd(cmd, errArity(cmd.Name))
+		return
+	}
+	if !c.authed && cmd.flags&flagNoAuth == 0 && srv.cfg.requirePass() != "" {
+		c.rejectCmd(cmd, errNoAuth)
+		return
+	}
+	if c.tx != nil && !isTxControl(cmd) {
+		if cmd.flags&flagNoMulti != 0 {
+			c.rejectCmd(cmd, "ERR Command not allowed inside a transaction")
+			return
+		}
+		c.queue(cmd, args)
+		return
+	}
+	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
+		return
+	}
+	c.call(cmd, args)
+}
+
+// isTxControl reports commands that run immediately inside MULTI.
+func isTxControl(cmd *Command) bool {
+	switch cmd.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+func (c *Client) queue(cmd *Command, args [][]byte) {
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	c.tx.cmds = append(c.tx.cmds, cp)
+	c.tx.names = append(c.tx.names, cmd)
+	c.w.Simple("QUEUED")
+}
+
+// reject replies with an error for a command that did not run, marking an
+// open transaction as failed.
+func (c *Client) reject(msg string) {
+	if c.tx != nil {
+		c.tx.dirty = true
+	}
+	c.w.Error(msg)
+}
+
+func (c *Client) rejectCmd(cmd *Command, msg string) {
+	c.srv.stats[c.slot].rejected(cmd)
+	c.reject(msg)
+}
+
+func unknownCommand(args [][]byte) string {
+	var sb strings.Builder
+	sb.WriteString("ERR unknown command '")
+	sb.WriteString(trunc(string(args[0]), 128))
+	sb.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		s := "'" + trunc(string(a), 128-n) + "' "
+		sb.WriteString(s)
+		n += len(s)
+	}
+	return sb.String()
+}
+
+func trunc(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// call runs cmd under the locks its keys need and records its stats.
+func (c *Client) call(cmd *Command, args [][]byte) {
+	ks := c.srv.ks
+	start := nanotime()
+	errs := c.countErrors()
+	switch {
+	case c.inExec || cmd.flags&flagNoLock != 0:
+		cmd.Fn(c, args)
+	case cmd.flags&flagLockAll != 0:
+		ks.Lock.Lock()
+		cmd.Fn(c, args)
+		ks.Lock.Unlock()
+	default:
+		ks.Lock.RLock(c.slot)
+		db := c.DB()
+		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
+		switch len(c.keyPos) {
+		case 0:
+			cmd.Fn(c, args)
+		case 1:
+			i := store.ShardOf(args[c.keyPos[0]])
+			db.LockShard(i)
+			cmd.Fn(c, args)
+			db.UnlockShard(i)
+		default:
+			var set store.ShardSet
+			for _, p := range c.keyPos {
+				set.Add(args[p])
+			}
+			set.Lock(db)
+			cmd.Fn(c, args)
+			set.Unlock(db)
+		}
+		ks.Lock.RUnlock(c.slot)
+	}
+	c.lastCmd.Store(cmd)
+	c.srv.stats[c.slot].record(cmd, nanotime()-start, errs != c.countErrors())
+}
+
+// countErrors is a cheap way to see if a command replied with an error:
+// the count of error replies the writer has produced.
+func (c *Client) countErrors() int { return c.w.Errors }
+
+// Helpers for handlers.
+
+func (c *Client) wrongType() { c.w.Error(errWrongType) }
+
+// intArg parses an integer argument, replying with Redis's error if invalid.
+func (c *Client) intArg(b []byte) (int64, bool) {
+	v, ok := resp.ParseInt(b)
+	if !ok {
+		c.w.Error(errNotInt)
+	}
+	return v, ok
+}
+
+func eq(b []byte, s string) bool { return len(b) == len(s) && strings.EqualFold(string(b), s) }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,5 @@
+// Package server is Sluice's network server and command engine: event
+// loops that own their connections (epoll on Linux, a goroutine per
+// connection for in-memory and other connections), the client state, the
+// command table with one file per command family, CONFIG, INFO and CLIENT.
+package server

@@ -1,0 +1,422 @@
+//go:build linux
+
+package server
+
+import (
+	"net"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const eventLoopsSupported = true
+
+// loop is one event loop: a goroutine locked to its thread that owns a
+// set of connections and serves them with epoll: one read, every complete
+// command parsed and executed, one write.
+type loop struct {
+	srv   *Server
+	id    int
+	epfd  int
+	evfd  int // eventfd to wake the loop
+	lfds  map[int]bool
+	conns map[int]*Client
+	rbuf  []byte
+	wbuf  []byte
+
+	mu    sync.Mutex
+	tasks []func()
+}
+
+const readSize = 64 * 1024
+
+// startLoops registers every listener with every loop (EPOLLEXCLUSIVE: one
+// loop wakes per new connection) and starts the loops.
+func (s *Server) startLoops(lns []net.Listener) error {
+	var fds []int
+	for _, ln := range lns {
+		sc, ok := ln.(syscall.Conn)
+		if !ok {
+			s.wg.Add(1)
+			go s.acceptLoop(ln)
+			continue
+		}
+		rc, err := sc.SyscallConn()
+		if err != nil {
+			return err
+		}
+		rc.Control(func(fd uintptr) { fds = append(fds, int(fd)) })
+	}
+	for _, l := range s.loops {
+		if err := l.init(fds); err != nil {
+			return err
+		}
+	}
+	for _, l := range s.loops {
+		s.wg.Add(1)
+		go l.run()
+	}
+	return nil
+}
+
+func (l *loop) init(lfds []int) error {
+	var err error
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return err
+	}
+	if l.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return err
+	}
+	if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(l.evfd)}); err != nil {
+		return err
+	}
+	l.lfds = map[int]bool{}
+	for _, fd := range lfds {
+		ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+		if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev); err != nil {
+			return err
+		}
+		l.lfds[fd] = true
+	}
+	l.conns = map[int]*Client{}
+	l.rbuf = make([]byte, readSize)
+	return nil
+}
+
+// wake interrupts the loop's epoll_wait.
+func (l *loop) wake() {
+	if l.evfd == 0 {
+		return
+	}
+	var one = [8]byte{1}
+	unix.Write(l.evfd, one[:])
+}
+
+// post runs fn on the loop's goroutine.
+func (l *loop) post(fn func()) {
+	l.mu.Lock()
+	l.tasks = append(l.tasks, fn)
+	l.mu.Unlock()
+	l.wake()
+}
+
+func (l *loop) run() {
+	runtime.LockOSThread()
+	defer l.srv.wg.Done()
+	defer l.shutdown()
+	events := make([]unix.EpollEvent, 512)
+	lastCron := time.Now()
+	for {
+		n, err := unix.EpollWait(l.epfd, events, 100)
+		if err != nil && err != unix.EINTR {
+			return
+		}
+		select {
+		case <-l.srv.stopCh:
+			return
+		default:
+		}
+		for i := 0; i < n; i++ {
+			ev := &events[i]
+			fd := int(ev.Fd)
+			switch {
+			case fd == l.evfd:
+				var buf [8]byte
+				unix.Read(l.evfd, buf[:])
+				l.runTasks()
+			case l.lfds[fd]:
+				l.accept(fd)
+			default:
+				c := l.conns[fd]
+				if c == nil {
+					continue
+				}
+				if ev.Events&unix.EPOLLOUT != 0 {
+					l.onWritable(c)
+				} else if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+					l.onReadable(c)
+				}
+			}
+		}
+		if now := time.Now(); now.Sub(lastCron) >= 100*time.Millisecond {
+			lastCron = now
+			l.cron(now)
+		}
+	}
+}
+
+func (l *loop) runTasks() {
+	l.mu.Lock()
+	tasks := l.tasks
+	l.tasks = nil
+	l.mu.Unlock()
+	for _, t := range tasks {
+		t()
+	}
+}
+
+func (l *loop) accept(lfd int) {
+	for i := 0; i < 64; i++ {
+		fd, sa, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			return
+		}
+		addr, laddr, isUnix := "", "", false
+		switch a := sa.(type) {
+		case *unix.SockaddrInet4:
+			addr = net.JoinHostPort(net.IP(a.Addr[:]).String(), itoa(int64(a.Port)))
+			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		case *unix.SockaddrInet6:
+			addr = net.JoinHostPort(net.IP(a.Addr[:]).String(), itoa(int64(a.Port)))
+			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		default:
+			isUnix = true
+			addr = "/unixsocket:0"
+		}
+		if ls, err := unix.Getsockname(fd); err == nil {
+			switch a := ls.(type) {
+			case *unix.SockaddrInet4:
+				laddr = net.JoinHostPort(net.IP(a.Addr[:]).String(), itoa(int64(a.Port)))
+			case *unix.SockaddrInet6:
+				laddr = net.JoinHostPort(net.IP(a.Addr[:]).String(), itoa(int64(a.Port)))
+			case *unix.SockaddrUnix:
+				laddr = a.Name
+			}
+		}
+		c := l.srv.newClient(l.id, addr, laddr, isUnix)
+		if c == nil {
+			unix.Write(fd, []byte("-"+errMaxClients+"\r\n"))
+			unix.Close(fd)
+			continue
+		}
+		c.fd = fd
+		c.killHook = func() { l.post(func() { l.close(c) }) }
+		c.signal = func() { l.post(func() { l.onSignal(c) }) }
+		l.conns[fd] = c
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			l.close(c)
+		}
+	}
+}
+
+// onSignal writes output delivered from other goroutines and resumes a
+// client whose block ended.
+func (l *loop) onSignal(c *Client) {
+	if c.fd < 0 {
+		return
+	}
+	if c.blocked && !c.blockedFlag.Load() {
+		c.blocked = false
+	}
+	c.w.Buf = c.takeAsync(l.wbuf[:0])
+	if len(c.w.Buf) > 0 {
+		l.write(c)
+	}
+	if cap(c.w.Buf) <= 4*flushAt {
+		l.wbuf = c.w.Buf[:0]
+	}
+	c.w.Buf = nil
+	if c.fd >= 0 && !c.blocked && len(c.qbuf) > 0 && len(c.pending) == 0 {
+		l.serve(c, c.qbuf, true)
+	}
+}
+
+func (l *loop) onReadable(c *Client) {
+	var buf []byte
+	own := len(c.qbuf) > 0 || c.blocked
+	if !own {
+		n, err := unix.Read(c.fd, l.rbuf)
+		if n <= 0 {
+			if err == unix.EAGAIN || err == unix.EINTR {
+				return
+			}
+			l.close(c)
+			return
+		}
+		buf = l.rbuf[:n]
+	} else {
+		need := len(c.qbuf) + readSize
+		if n := c.p.Need(); n > need {
+			need = n
+		}
+		if cap(c.qbuf) < need {
+			nb := make([]byte, len(c.qbuf), need)
+			copy(nb, c.qbuf)
+			c.qbuf = nb
+		}
+		n, err := unix.Read(c.fd, c.qbuf[len(c.qbuf):cap(c.qbuf)])
+		if n <= 0 {
+			if err == unix.EAGAIN || err == unix.EINTR {
+				return
+			}
+			l.close(c)
+			return
+		}
+		c.qbuf = c.qbuf[:len(c.qbuf)+n]
+		buf = c.qbuf
+	}
+	l.srv.stats[l.id].netIn.Add(int64(len(buf)))
+	c.lastIO.Store(time.Now().UnixMilli())
+	if c.blocked {
+		// Input is held until the block ends; only the limit applies.
+		if int64(len(c.qbuf)) > l.srv.cfg.qbufLimit.Load() {
+			l.close(c)
+		}
+		return
+	}
+	l.serve(c, buf, own)
+}
+
+// serve runs the commands in buf and writes the replies. own reports
+// whether buf is the client's query buffer (else the loop's read buffer).
+func (l *loop) serve(c *Client, buf []byte, own bool) {
+	c.w.Buf = l.wbuf[:0]
+	off := 0
+	blocked := false
+	for {
+		k := c.process(buf[off:])
+		off += k
+		if len(c.w.Buf) < flushAt || c.closeAfterReply {
+			break
+		}
+		if !l.write(c) {
+			blocked = true
+			break
+		}
+		if k == 0 {
+			break
+		}
+	}
+	// Keep what was not consumed (a partial command, or commands held back
+	// by a full socket) in the client's own buffer.
+	rest := buf[off:]
+	if own {
+		n := copy(c.qbuf, rest)
+		c.qbuf = c.qbuf[:n]
+		if n == 0 && cap(c.qbuf) > 4*readSize {
+			c.qbuf = nil
+		}
+	} else if len(rest) > 0 {
+		c.qbuf = append(c.qbuf[:0], rest...)
+	}
+	c.qbufLen.Store(int64(len(c.qbuf)))
+	if int64(len(c.qbuf)) > l.srv.cfg.qbufLimit.Load() {
+		l.srv.log.Printf("Closing client that reached max query buffer length (qbuf=%d)", len(c.qbuf))
+		l.close(c)
+		return
+	}
+	if !blocked {
+		l.write(c)
+	}
+	if cap(c.w.Buf) <= 4*flushAt {
+		l.wbuf = c.w.Buf[:0]
+	}
+	c.w.Buf = nil
+	if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
+		l.close(c)
+	}
+}
+
+// write sends c.w.Buf; what the socket does not take is kept in
+// c.pending and the loop waits for EPOLLOUT (no more commands are read
+// from this client meanwhile). It reports whether everything was written.
+func (l *loop) write(c *Client) bool {
+	data := c.w.Buf
+	if len(c.pending) > 0 {
+		c.pending = append(c.pending, data...)
+		c.w.Buf = c.w.Buf[:0]
+		return false
+	}
+	for len(data) > 0 {
+		n, err := unix.Write(c.fd, data)
+		if n > 0 {
+			l.srv.stats[l.id].netOut.Add(int64(n))
+			data = data[n:]
+			continue
+		}
+		if err == unix.EAGAIN {
+			c.pending = append(c.pending[:0], data...)
+			c.outLen.Store(int64(len(c.pending)))
+			c.w.Buf = c.w.Buf[:0]
+			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(c.fd)})
+			if hard := l.srv.cfg.outLimitHard.Load(); hard > 0 && int64(len(c.pending)) > hard {
+				l.close(c)
+			}
+			return false
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		c.closeASAP.Store(true)
+		c.w.Buf = c.w.Buf[:0]
+		return false
+	}
+	c.w.Buf = c.w.Buf[:0]
+	return true
+}
+
+func (l *loop) onWritable(c *Client) {
+	for len(c.pending) > 0 {
+		n, err := unix.Write(c.fd, c.pending)
+		if n > 0 {
+			l.srv.stats[l.id].netOut.Add(int64(n))
+			c.pending = c.pending[n:]
+			continue
+		}
+		if err == unix.EAGAIN {
+			c.outLen.Store(int64(len(c.pending)))
+			return
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		l.close(c)
+		return
+	}
+	c.pending = nil
+	c.outLen.Store(0)
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)})
+	if c.closeAfterReply || c.closeASAP.Load() {
+		l.close(c)
+		return
+	}
+	// Resume the commands held back while the socket was full.
+	if len(c.qbuf) > 0 && !c.blocked {
+		l.serve(c, c.qbuf, true)
+	}
+}
+
+func (l *loop) close(c *Client) {
+	if c.fd < 0 || l.conns[c.fd] != c {
+		return
+	}
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	unix.Close(c.fd)
+	delete(l.conns, c.fd)
+	c.fd = -1
+	l.srv.removeClient(c)
+}
+
+func (l *loop) cron(now time.Time) {
+	timeout := l.srv.cfg.timeoutSec.Load()
+	if timeout <= 0 {
+		return
+	}
+	ms := now.UnixMilli()
+	for _, c := range l.conns {
+		if !c.blocked && ms-c.lastIO.Load() > timeout*1000 {
+			l.close(c)
+		}
+	}
+}
+
+func (l *loop) shutdown() {
+	for _, c := range l.conns {
+		l.close(c)
+	}
+	unix.Close(l.epfd)
+	unix.Close(l.evfd)
+}

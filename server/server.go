@@ -1,0 +1,317 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicedb/sluice/store"
+)
+
+// Version is the Redis version Sluice reports (the protocol level it implements).
+const Version = "7.0.15"
+
+// SluiceVersion is Sluice's own version.
+const SluiceVersion = "0.1.0"
+
+// Server is a Sluice server: configuration, keyspace, clients and the
+// drivers that move their bytes.
+type Server struct {
+	cfg *Config
+	ks  *store.Keyspace
+	log *log.Logger
+
+	mu      sync.Mutex
+	clients map[int64]*Client
+	nextID  atomic.Int64
+	nconns  atomic.Int64
+
+	stats   []slotStats // one per BigLock slot
+	goSlot  int         // slot of the goroutine driver and background work
+	loops   []*loop
+	lns     []net.Listener
+	addrs   []net.Addr
+	started time.Time
+	runID   string
+
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	// preCall, when set, may intercept a command before it runs (pub/sub
+	// context rules); it returns false when it has replied itself.
+	preCall func(c *Client, cmd *Command, args [][]byte) bool
+
+	shutdownHook  func() // called by SHUTDOWN (the binary exits)
+	onClientClose func(c *Client)
+	// notifyHook delivers keyspace notifications (set by pub/sub).
+	notifyHook func(db int, class int64, event string, key []byte)
+	statResets   atomic.Int64
+}
+
+// New returns a server for cfg (nil: defaults). Call Start to listen.
+func New(cfg *Config) *Server {
+	if cfg == nil {
+		cfg = NewConfig()
+	}
+	nloops := cfg.loopsWanted
+	if nloops <= 0 {
+		nloops = runtime.GOMAXPROCS(0)
+	}
+	if !eventLoopsSupported {
+		nloops = 0
+	}
+	dbs, _ := strconv.Atoi(cfg.Get("databases"))
+	s := &Server{
+		cfg:     cfg,
+		clients: map[int64]*Client{},
+		stopCh:  make(chan struct{}),
+		done:    make(chan struct{}),
+		started: time.Now(),
+		runID:   randomHex(40),
+		log:     log.New(os.Stderr, "", log.LstdFlags),
+	}
+	s.ks = store.New(dbs, nloops+1)
+	s.goSlot = nloops
+	s.stats = make([]slotStats, nloops+1)
+	for i := range s.stats {
+		s.stats[i] = newSlotStats()
+	}
+	for i := 0; i < nloops; i++ {
+		s.loops = append(s.loops, &loop{srv: s, id: i})
+	}
+	return s
+}
+
+// Config returns the server's configuration.
+func (s *Server) Config() *Config { return s.cfg }
+
+// Keyspace returns the server's keyspace, for direct access in tests.
+func (s *Server) Keyspace() *store.Keyspace { return s.ks }
+
+// SetLogger replaces the server's logger (nil discards).
+func (s *Server) SetLogger(l *log.Logger) {
+	if l == nil {
+		l = log.New(io.Discard, "", 0)
+	}
+	s.log = l
+}
+
+// OnShutdown sets what SHUTDOWN does after the server stopped.
+func (s *Server) OnShutdown(fn func()) { s.shutdownHook = fn }
+
+// Addrs returns the addresses the server listens on.
+func (s *Server) Addrs() []net.Addr { return s.addrs }
+
+// Start opens the listeners from the configuration (bind, port,
+// unixsocket) and starts serving. Port 0 picks a free port.
+func (s *Server) Start() error {
+	port := s.cfg.Get("port")
+	var lns []net.Listener
+	if port != "0" || s.cfg.Get("unixsocket") == "" {
+		for _, host := range strings.Fields(s.cfg.Get("bind")) {
+			host = strings.TrimPrefix(host, "-")
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+			if err != nil {
+				closeAll(lns)
+				return err
+			}
+			lns = append(lns, ln)
+			if port == "0" {
+				// All bind addresses share the port the first one got.
+				port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+			}
+		}
+	}
+	if path := s.cfg.Get("unixsocket"); path != "" {
+		os.Remove(path)
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			closeAll(lns)
+			return err
+		}
+		if perm, _ := strconv.ParseInt(s.cfg.Get("unixsocketperm"), 10, 32); perm != 0 {
+			os.Chmod(path, os.FileMode(perm))
+		}
+		lns = append(lns, ln)
+	}
+	return s.Serve(lns...)
+}
+
+func closeAll(lns []net.Listener) {
+	for _, l := range lns {
+		l.Close()
+	}
+}
+
+// Serve serves connections accepted from the given listeners.
+func (s *Server) Serve(lns ...net.Listener) error {
+	s.lns = lns
+	for _, ln := range lns {
+		s.addrs = append(s.addrs, ln.Addr())
+	}
+	if len(s.loops) > 0 {
+		if err := s.startLoops(lns); err != nil {
+			return err
+		}
+	} else {
+		for _, ln := range lns {
+			s.wg.Add(1)
+			go s.acceptLoop(ln)
+		}
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.hz.Load()) }, s.stopCh)
+	}()
+	s.wg.Add(1)
+	go s.cron()
+	return nil
+}
+
+// acceptLoop accepts connections for the goroutine driver.
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.stopCh:
+				return
+			default:
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		go s.ServeConn(conn)
+	}
+}
+
+// cron does the periodic work that is not per event loop: idle timeouts
+// for goroutine-driven clients and output buffer soft limits.
+func (s *Server) cron() {
+	defer s.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopCh:
+			return
+		case <-t.C:
+		}
+		timeout := s.cfg.timeoutSec.Load()
+		if timeout <= 0 {
+			continue
+		}
+		now := time.Now().UnixMilli()
+		s.mu.Lock()
+		for _, c := range s.clients {
+			// Event-loop clients are timed out by their own loop.
+			if c.slot == s.goSlot && !c.blockedFlag.Load() && now-c.lastIO.Load() > timeout*1000 {
+				c.kill()
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// newClient registers a new client, or returns nil after writing the
+// maxclients error when the server is full.
+func (s *Server) newClient(slot int, addr, laddr string, unix bool) *Client {
+	if s.nconns.Add(1) > s.cfg.maxClients.Load() {
+		s.nconns.Add(-1)
+		s.stats[slot].rejectedConns.Add(1)
+		return nil
+	}
+	c := &Client{srv: s, slot: slot, addr: addr, laddr: laddr, unixSock: unix, created: time.Now(), fd: -1}
+	c.ID = s.nextID.Add(1)
+	c.w.Proto = 2
+	c.authed = s.cfg.requirePass() == ""
+	c.lastIO.Store(time.Now().UnixMilli())
+	s.stats[slot].connections.Add(1)
+	s.mu.Lock()
+	s.clients[c.ID] = c
+	s.mu.Unlock()
+	return c
+}
+
+func (s *Server) removeClient(c *Client) {
+	s.mu.Lock()
+	if _, ok := s.clients[c.ID]; ok {
+		delete(s.clients, c.ID)
+		s.nconns.Add(-1)
+	}
+	s.mu.Unlock()
+	if hook := s.onClientClose; hook != nil {
+		hook(c)
+	}
+}
+
+// Stop closes the listeners and every connection and waits for the
+// server's goroutines to end.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopCh)
+		closeAll(s.lns)
+		for _, l := range s.loops {
+			l.wake()
+		}
+		s.mu.Lock()
+		for _, c := range s.clients {
+			c.kill()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+		close(s.done)
+	})
+}
+
+// Done is closed when the server has stopped.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+func randomHex(n int) string {
+	b := make([]byte, n/2)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		io.ReadFull(f, b)
+		f.Close()
+	} else {
+		for i := range b {
+			b[i] = byte(time.Now().UnixNano() >> (i % 8))
+		}
+	}
+	return fmt.Sprintf("%x", b)
+}
+
+func workDir() string {
+	d, _ := os.Getwd()
+	return d
+}
+
+// SetLogWriter sends the server's log to w.
+func (s *Server) SetLogWriter(w io.Writer) { s.log = log.New(w, "", log.LstdFlags) }
+
+// Logf writes a line to the server's log (loglevel notice and above).
+func (s *Server) Logf(format string, args ...any) {
+	if s.cfg.Get("loglevel") == "nothing" || s.cfg.Get("loglevel") == "warning" {
+		return
+	}
+	s.log.Printf(format, args...)
+}

@@ -1,0 +1,291 @@
+package store
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// Kind is the type of a value, as TYPE reports it.
+type Kind uint8
+
+const (
+	KindString Kind = iota + 1
+	KindList
+	KindSet
+	KindZSet
+	KindHash
+	KindStream
+)
+
+// String returns the name TYPE replies with.
+func (k Kind) String() string {
+	switch k {
+	case KindString:
+		return "string"
+	case KindList:
+		return "list"
+	case KindSet:
+		return "set"
+	case KindZSet:
+		return "zset"
+	case KindHash:
+		return "hash"
+	case KindStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// String encodings.
+const (
+	encAuto   uint8 = iota // "int" if the bytes are an integer, else embstr/raw by length
+	encInt                 // an integer held in the entry itself, no bytes allocated
+	encRaw                 // forced raw (APPEND, SETRANGE)
+	encEmbstr              // never int (INCRBYFLOAT results): embstr/raw by length
+)
+
+// Entry is one value in the keyspace. It holds either a string's bytes (or
+// an integer packed into the entry itself) or a pointer to a collection, in
+// 32 bytes with a single pointer, so a million keys cost the GC little.
+type Entry struct {
+	ptr  unsafe.Pointer // string bytes, or the collection
+	n    uint32         // string length (low half of the integer when encInt)
+	c    uint32         // string capacity (high half of the integer when encInt)
+	exp  int64          // expiry in unix milliseconds, 0 for none
+	lru  uint32         // LRU clock (seconds) of the last access
+	kind Kind
+	enc  uint8
+}
+
+// Kind returns the value's type.
+func (e *Entry) Kind() Kind { return e.kind }
+
+// Expire returns the expiry in unix milliseconds, 0 if none.
+func (e *Entry) Expire() int64 { return e.exp }
+
+// LRU returns the LRU clock of the last access.
+func (e *Entry) LRU() uint32 { return e.lru }
+
+// NewString returns a string entry holding a copy of b. A value that is an
+// integer as Redis would encode it is stored as an integer.
+func NewString(b []byte) *Entry {
+	e := &Entry{kind: KindString}
+	e.SetBytes(b)
+	return e
+}
+
+// NewInt returns a string entry holding the integer v.
+func NewInt(v int64) *Entry {
+	e := &Entry{kind: KindString}
+	e.SetInt(v)
+	return e
+}
+
+// NewObject returns an entry for a collection of kind k.
+func NewObject(k Kind, p unsafe.Pointer) *Entry {
+	return &Entry{kind: k, ptr: p}
+}
+
+// Object returns the collection pointer of a non-string entry.
+func (e *Entry) Object() unsafe.Pointer { return e.ptr }
+
+// SetObject replaces the collection pointer (and kind) of an entry.
+func (e *Entry) SetObject(k Kind, p unsafe.Pointer) {
+	e.kind, e.ptr, e.n, e.c, e.enc = k, p, 0, 0, encAuto
+}
+
+// IsInt reports whether the string is held as an integer.
+func (e *Entry) IsInt() bool { return e.enc == encInt }
+
+// Int returns the integer of an encInt string.
+func (e *Entry) Int() int64 { return int64(uint64(e.n) | uint64(e.c)<<32) }
+
+// SetInt stores v as an integer-encoded string.
+func (e *Entry) SetInt(v int64) {
+	e.kind = KindString
+	e.ptr = nil
+	e.enc = encInt
+	e.n = uint32(uint64(v))
+	e.c = uint32(uint64(v) >> 32)
+}
+
+// Len returns the string's length in bytes.
+func (e *Entry) Len() int {
+	if e.enc == encInt {
+		var tmp [24]byte
+		return len(strconv.AppendInt(tmp[:0], e.Int(), 10))
+	}
+	return int(e.n)
+}
+
+// raw returns the stored bytes of a non-integer string.
+func (e *Entry) raw() []byte {
+	if e.ptr == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(e.ptr), e.c)[:e.n]
+}
+
+// AppendTo appends the string value to dst.
+func (e *Entry) AppendTo(dst []byte) []byte {
+	if e.enc == encInt {
+		return strconv.AppendInt(dst, e.Int(), 10)
+	}
+	return append(dst, e.raw()...)
+}
+
+// Bytes returns the string value. For a non-integer string it is the stored
+// memory itself: valid only while the shard lock is held, and not to be
+// modified. For an integer it is formatted into scratch.
+func (e *Entry) Bytes(scratch []byte) []byte {
+	if e.enc == encInt {
+		return strconv.AppendInt(scratch[:0], e.Int(), 10)
+	}
+	return e.raw()
+}
+
+// isIntEncodable reports whether Redis would store b as an integer: at most
+// 20 bytes and a canonical long.
+func isIntEncodable(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	return parseCanonicalInt(b)
+}
+
+// SetBytes stores a copy of b, as SET does (integers as integers).
+func (e *Entry) SetBytes(b []byte) {
+	e.kind = KindString
+	if v, ok := isIntEncodable(b); ok {
+		e.SetInt(v)
+		return
+	}
+	e.setBytes(b)
+	e.enc = encAuto
+}
+
+func (e *Entry) setBytes(b []byte) {
+	n := len(b)
+	if e.enc != encInt && e.ptr != nil && uint32(n) <= e.c && e.c <= uint32(2*n+64) {
+		copy(unsafe.Slice((*byte)(e.ptr), e.c), b)
+		e.n = uint32(n)
+		return
+	}
+	if n == 0 {
+		e.ptr, e.n, e.c = nil, 0, 0
+		return
+	}
+	buf := make([]byte, n)
+	copy(buf, b)
+	e.ptr = unsafe.Pointer(unsafe.SliceData(buf))
+	e.n, e.c = uint32(n), uint32(cap(buf))
+}
+
+// SetRaw stores a copy of b as a raw string (never integer-encoded).
+func (e *Entry) SetRaw(b []byte) {
+	e.kind = KindString
+	e.setBytes(b)
+	e.enc = encRaw
+}
+
+// SetEmbstr stores a copy of b never integer-encoded (INCRBYFLOAT results).
+func (e *Entry) SetEmbstr(b []byte) {
+	e.kind = KindString
+	e.setBytes(b)
+	e.enc = encEmbstr
+}
+
+// MutableRaw turns the string into a raw string of length n, growing its
+// memory greedily as Redis does for APPEND and SETRANGE, and returns the
+// bytes to modify in place (bytes past the old length are zero).
+func (e *Entry) MutableRaw(n int) []byte {
+	var old []byte
+	var tmp [24]byte
+	if e.enc == encInt {
+		old = strconv.AppendInt(tmp[:0], e.Int(), 10)
+		e.ptr, e.n, e.c = nil, 0, 0
+	} else {
+		old = e.raw()
+	}
+	e.enc = encRaw
+	if n <= int(e.c) && e.ptr != nil {
+		buf := unsafe.Slice((*byte)(e.ptr), e.c)
+		if n > int(e.n) {
+			clear(buf[e.n:n])
+		}
+		e.n = uint32(n)
+		return buf[:n]
+	}
+	newCap := n
+	if n < 1024*1024 {
+		newCap = n * 2
+	} else {
+		newCap = n + 1024*1024
+	}
+	buf := make([]byte, n, newCap)
+	copy(buf, old)
+	e.ptr = unsafe.Pointer(unsafe.SliceData(buf))
+	e.n, e.c = uint32(n), uint32(cap(buf))
+	return buf
+}
+
+// Encoding returns what OBJECT ENCODING reports for a string entry.
+func (e *Entry) StringEncoding() string {
+	switch e.enc {
+	case encInt:
+		return "int"
+	case encRaw:
+		return "raw"
+	case encAuto:
+		if _, ok := isIntEncodable(e.raw()); ok {
+			return "int"
+		}
+	}
+	if e.n <= 44 {
+		return "embstr"
+	}
+	return "raw"
+}
+
+// parseCanonicalInt parses a decimal integer that round-trips exactly
+// (Redis's string2ll rules).
+func parseCanonicalInt(b []byte) (int64, bool) {
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		if len(b) == 1 {
+			return 0, false
+		}
+		neg, i = true, 1
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (1<<64-1)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+		if v < uint64(c-'0') {
+			return 0, false
+		}
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}

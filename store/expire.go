@@ -1,0 +1,82 @@
+package store
+
+import (
+	"time"
+)
+
+// Active expiry, after Redis's activeExpireCycle: every tick, for each
+// shard, sample keys that have an expiry and remove the expired ones;
+// repeat on a shard while more than a quarter of the sample had expired,
+// within a time budget per tick, so expired keys are reclaimed even when
+// nobody reads them.
+const (
+	expireSample    = 20
+	expireThreshold = expireSample / 4
+)
+
+// ExpireCycle runs one active expiry pass with the given time budget and
+// returns how many keys it removed. slot is the BigLock reader slot to use.
+func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
+	start := time.Now()
+	removed := 0
+	ks.Lock.RLock(slot)
+	defer ks.Lock.RUnlock(slot)
+	n := ks.NumDBs()
+	for d := 0; d < n; d++ {
+		db := ks.DB(d)
+		for i := range db.shards {
+			s := &db.shards[i]
+			for {
+				s.mu.Lock()
+				if len(s.vol) == 0 {
+					s.mu.Unlock()
+					break
+				}
+				now := Now()
+				sampled, expired := 0, 0
+				for k := range s.vol {
+					sampled++
+					e := s.m[k]
+					if e == nil {
+						delete(s.vol, k)
+					} else if e.exp != 0 && e.exp <= now {
+						db.removeExpired(s, []byte(k))
+						expired++
+					}
+					if sampled >= expireSample {
+						break
+					}
+				}
+				s.mu.Unlock()
+				removed += expired
+				if expired <= expireThreshold {
+					break
+				}
+				if time.Since(start) > budget {
+					return removed
+				}
+			}
+		}
+		if time.Since(start) > budget {
+			return removed
+		}
+	}
+	return removed
+}
+
+// RunExpiry runs ExpireCycle hz times a second until stop is closed.
+func (ks *Keyspace) RunExpiry(slot int, hz func() int, stop <-chan struct{}) {
+	for {
+		h := hz()
+		if h < 1 {
+			h = 10
+		}
+		period := time.Second / time.Duration(h)
+		select {
+		case <-stop:
+			return
+		case <-time.After(period):
+		}
+		ks.ExpireCycle(slot, period/4)
+	}
+}

@@ -1,0 +1,371 @@
+package store
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ShardBits sets the number of shards per database (1 << ShardBits).
+const ShardBits = 8
+
+// NShards is the number of shards per database.
+const NShards = 1 << ShardBits
+
+var seed = maphash.MakeSeed()
+
+// Hash returns the keyspace hash of key.
+func Hash(key []byte) uint64 { return maphash.Bytes(seed, key) }
+
+// ShardOf returns the shard index of key.
+func ShardOf(key []byte) int { return int(Hash(key) >> (64 - ShardBits)) }
+
+type shard struct {
+	mu  sync.Mutex
+	m   map[string]*Entry
+	vol map[string]struct{} // keys with an expiry, for the active cycle
+	_   [16]byte
+}
+
+// DB is one numbered database.
+type DB struct {
+	ks     *Keyspace
+	ID     int
+	shards [NShards]shard
+}
+
+// Keyspace holds all databases and the lock that makes a command, a
+// transaction or a script atomic.
+type Keyspace struct {
+	dbs  atomic.Pointer[[]*DB]
+	Lock BigLock
+
+	// Hooks called with the shard lock held; nil when unused.
+	OnModified func(db *DB, key []byte)           // a key's value changed (WATCH)
+	OnExpired  func(db *DB, key []byte)           // a key was removed by expiry
+	OnDeleted  func(db *DB, key []byte, e *Entry) // a key was deleted (blocking, notifications)
+
+	ExpiredKeys atomic.Int64 // stat: expired_keys
+	NoTouch     bool
+}
+
+// New returns a keyspace of n databases. lockSlots is the number of
+// independent reader slots of its BigLock (one per event loop plus one).
+func New(n, lockSlots int) *Keyspace {
+	ks := &Keyspace{}
+	ks.Lock.init(lockSlots)
+	dbs := make([]*DB, n)
+	for i := range dbs {
+		dbs[i] = &DB{ks: ks, ID: i}
+	}
+	ks.dbs.Store(&dbs)
+	return ks
+}
+
+// NumDBs returns the number of databases.
+func (ks *Keyspace) NumDBs() int { return len(*ks.dbs.Load()) }
+
+// DB returns database i.
+func (ks *Keyspace) DB(i int) *DB { return (*ks.dbs.Load())[i] }
+
+// Swap exchanges databases a and b (SWAPDB). Exclusive lock required.
+func (ks *Keyspace) Swap(a, b int) {
+	old := *ks.dbs.Load()
+	dbs := make([]*DB, len(old))
+	copy(dbs, old)
+	dbs[a], dbs[b] = dbs[b], dbs[a]
+	dbs[a].ID, dbs[b].ID = a, b
+	ks.dbs.Store(&dbs)
+}
+
+// Now is the current time in unix milliseconds.
+func Now() int64 { return time.Now().UnixMilli() }
+
+var lruBase = time.Now()
+
+// LRUClock is the current LRU clock in seconds.
+func LRUClock() uint32 { return uint32(time.Since(lruBase) / time.Second) }
+
+// LockShard locks the shard of key. Callers that lock several shards lock
+// them in ascending index order (see ShardSet).
+func (db *DB) LockShard(i int)   { db.shards[i].mu.Lock() }
+func (db *DB) UnlockShard(i int) { db.shards[i].mu.Unlock() }
+
+func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
+
+func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
+	if e.exp == 0 || e.exp > now {
+		return false
+	}
+	db.removeExpired(s, key)
+	return true
+}
+
+func (db *DB) removeExpired(s *shard, key []byte) {
+	e := s.m[string(key)]
+	delete(s.m, string(key))
+	delete(s.vol, string(key))
+	db.ks.ExpiredKeys.Add(1)
+	if db.ks.OnExpired != nil {
+		db.ks.OnExpired(db, key)
+	}
+	if db.ks.OnDeleted != nil {
+		db.ks.OnDeleted(db, key, e)
+	}
+	if db.ks.OnModified != nil {
+		db.ks.OnModified(db, key)
+	}
+}
+
+// Lookup returns the live entry of key, or nil. An expired key is removed.
+// It updates the key's LRU clock. The key's shard must be locked.
+func (db *DB) Lookup(key []byte) *Entry {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.exp != 0 && db.expireIfNeeded(s, key, e, Now()) {
+		return nil
+	}
+	if !db.ks.NoTouch {
+		e.lru = LRUClock()
+	}
+	return e
+}
+
+// Peek is Lookup without touching the LRU clock.
+func (db *DB) Peek(key []byte) *Entry {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.exp != 0 && db.expireIfNeeded(s, key, e, Now()) {
+		return nil
+	}
+	return e
+}
+
+// Set stores e under key, replacing any value and clearing its expiry
+// unless keepTTL. The key's shard must be locked.
+func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
+	s := db.shardFor(key)
+	if s.m == nil {
+		s.m = make(map[string]*Entry)
+	}
+	old := s.m[string(key)]
+	if old != nil {
+		if keepTTL && old.exp != 0 {
+			if Now() < old.exp {
+				e.exp = old.exp
+			} else {
+				e.exp = 0
+				delete(s.vol, string(key))
+			}
+		} else if old.exp != 0 {
+			delete(s.vol, string(key))
+			e.exp = 0
+		}
+		if old != e && db.ks.OnDeleted != nil && old.kind != KindString {
+			db.ks.OnDeleted(db, key, old)
+		}
+	} else {
+		e.exp = 0
+	}
+	e.lru = LRUClock()
+	s.m[string(key)] = e
+	db.Modified(key)
+}
+
+// Add stores a new key (the caller knows it does not exist). The key's
+// shard must be locked.
+func (db *DB) Add(key []byte, e *Entry) {
+	s := db.shardFor(key)
+	if s.m == nil {
+		s.m = make(map[string]*Entry)
+	}
+	e.lru = LRUClock()
+	if e.exp != 0 {
+		if s.vol == nil {
+			s.vol = make(map[string]struct{})
+		}
+		s.vol[string(key)] = struct{}{}
+	}
+	s.m[string(key)] = e
+	db.Modified(key)
+}
+
+// Modified signals that key's value changed (for WATCH and friends).
+func (db *DB) Modified(key []byte) {
+	if db.ks.OnModified != nil {
+		db.ks.OnModified(db, key)
+	}
+}
+
+// Delete removes key, reporting whether it existed (expired keys count as
+// absent). The key's shard must be locked.
+func (db *DB) Delete(key []byte) bool {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return false
+	}
+	if e.exp != 0 && db.expireIfNeeded(s, key, e, Now()) {
+		return false
+	}
+	delete(s.m, string(key))
+	if e.exp != 0 {
+		delete(s.vol, string(key))
+	}
+	if db.ks.OnDeleted != nil {
+		db.ks.OnDeleted(db, key, e)
+	}
+	db.Modified(key)
+	return true
+}
+
+// SetExpire sets (ms > 0) or clears (ms == 0) the expiry of a live entry.
+// The key's shard must be locked.
+func (db *DB) SetExpire(key []byte, e *Entry, ms int64) {
+	s := db.shardFor(key)
+	if ms == 0 {
+		if e.exp != 0 {
+			delete(s.vol, string(key))
+		}
+		e.exp = 0
+		return
+	}
+	if e.exp == 0 {
+		if s.vol == nil {
+			s.vol = make(map[string]struct{})
+		}
+		s.vol[string(key)] = struct{}{}
+	}
+	e.exp = ms
+}
+
+// Size returns the number of keys (including not yet reclaimed expired
+// ones, as Redis's DBSIZE does). Requires the exclusive lock.
+func (db *DB) Size() int {
+	n := 0
+	for i := range db.shards {
+		n += len(db.shards[i].m)
+	}
+	return n
+}
+
+// Volatile returns the number of keys with an expiry. Exclusive lock.
+func (db *DB) Volatile() int {
+	n := 0
+	for i := range db.shards {
+		n += len(db.shards[i].vol)
+	}
+	return n
+}
+
+// Flush empties the database. Exclusive lock.
+func (db *DB) Flush() {
+	for i := range db.shards {
+		s := &db.shards[i]
+		if db.ks.OnDeleted != nil || db.ks.OnModified != nil {
+			for k, e := range s.m {
+				kb := []byte(k)
+				if db.ks.OnDeleted != nil {
+					db.ks.OnDeleted(db, kb, e)
+				}
+				db.Modified(kb)
+			}
+		}
+		s.m, s.vol = nil, nil
+	}
+}
+
+// ForEach calls fn for every live key until it returns false. Expired keys
+// are skipped (not removed). Exclusive lock.
+func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
+	now := Now()
+	for i := range db.shards {
+		for k, e := range db.shards[i].m {
+			if e.exp != 0 && e.exp <= now {
+				continue
+			}
+			if !fn(k, e) {
+				return
+			}
+		}
+	}
+}
+
+// ShardSet is a set of shard indexes, locked in ascending order.
+type ShardSet [NShards / 64]uint64
+
+// Add adds the shard of key.
+func (s *ShardSet) Add(key []byte) {
+	i := ShardOf(key)
+	s[i>>6] |= 1 << (i & 63)
+}
+
+// Lock locks every shard in the set in ascending order.
+func (s *ShardSet) Lock(db *DB) {
+	for w, word := range s {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			db.shards[w<<6|b].mu.Lock()
+			word &= word - 1
+		}
+	}
+}
+
+// Unlock unlocks every shard in the set.
+func (s *ShardSet) Unlock(db *DB) {
+	for w, word := range s {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			db.shards[w<<6|b].mu.Unlock()
+			word &= word - 1
+		}
+	}
+}
+
+// BigLock is a reader-writer lock with one reader slot per event loop, so
+// ordinary commands on different cores never share a cache line, while a
+// transaction, a script or a keyspace-wide command takes every slot.
+type BigLock struct {
+	slots []paddedRW
+}
+
+type paddedRW struct {
+	sync.RWMutex
+	_ [40]byte
+}
+
+func (l *BigLock) init(n int) {
+	if n < 1 {
+		n = 1
+	}
+	l.slots = make([]paddedRW, n)
+}
+
+// Slots returns the number of reader slots.
+func (l *BigLock) Slots() int { return len(l.slots) }
+
+// RLock takes reader slot i (shared with other commands).
+func (l *BigLock) RLock(i int)   { l.slots[i].RLock() }
+func (l *BigLock) RUnlock(i int) { l.slots[i].RUnlock() }
+
+// Lock takes the lock exclusively.
+func (l *BigLock) Lock() {
+	for i := range l.slots {
+		l.slots[i].Lock()
+	}
+}
+
+// Unlock releases the exclusive lock.
+func (l *BigLock) Unlock() {
+	for i := len(l.slots) - 1; i >= 0; i-- {
+		l.slots[i].Unlock()
+	}
+}
