@@ -43,13 +43,13 @@ type Parser struct {
 	AuthRequired bool
 
 	args    [][]byte
-	offs    []int   // start,end pairs relative to the command start
-	pending int     // arguments still expected; 0 when no multibulk is in progress
-	bulk    int64   // length of the bulk being read, -1 when its header is still unread
-	pos     int     // parse position relative to the command start
-	started bool    // a multibulk header has been consumed
-	inline  []byte  // scratch for unescaped inline arguments
-	ioffs   []int   // inline argument offsets into inline
+	offs    []int  // start,end pairs relative to the command start
+	pending int    // arguments still expected; 0 when no multibulk is in progress
+	bulk    int64  // length of the bulk being read, -1 when its header is still unread
+	pos     int    // parse position relative to the command start
+	started bool   // a multibulk header has been consumed
+	inline  []byte // scratch for unescaped inline arguments
+	ioffs   []int  // inline argument offsets into inline
 }
 
 // Reset forgets any partly parsed command.

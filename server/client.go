@@ -51,14 +51,14 @@ type Client struct {
 	flagsMu  sync.Mutex
 	killHook func() // driver hook to close the connection from another goroutine
 
-	qbuf     []byte // unconsumed input kept between reads (event loops)
-	pending  []byte // output the socket did not take yet (event loops)
+	qbuf    []byte // unconsumed input kept between reads (event loops)
+	pending []byte // output the socket did not take yet (event loops)
 
-	keyPos   []int
-	scratch  []byte
-	tx       *txState // MULTI state, nil when not in a transaction
-	inExec   bool     // running queued commands under the exclusive lock
-	blocked  bool     // waiting on a blocking command: input is held, not parsed
+	keyPos  []int
+	scratch []byte
+	tx      *txState // MULTI state, nil when not in a transaction
+	inExec  bool     // running queued commands under the exclusive lock
+	blocked bool     // waiting on a blocking command: input is held, not parsed
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the

@@ -389,7 +389,7 @@ const (
 	NotifyLoaded               // module only
 	NotifyModule               // d
 	NotifyNew                  // n
-	NotifyAll                  = NotifyGeneric | NotifyString | NotifyList | NotifySet | NotifyHash | NotifyZset | NotifyExpired | NotifyEvicted | NotifyStream | NotifyModule
+	NotifyAll      = NotifyGeneric | NotifyString | NotifyList | NotifySet | NotifyHash | NotifyZset | NotifyExpired | NotifyEvicted | NotifyStream | NotifyModule
 )
 
 func parseNotify(v string) (int64, bool) {

@@ -11,6 +11,6 @@ type loop struct {
 	id  int
 }
 
-func (l *loop) wake()                                   {}
-func (l *loop) post(fn func())                          { fn() }
+func (l *loop) wake()                                 {}
+func (l *loop) post(fn func())                        { fn() }
 func (s *Server) startLoops(lns []net.Listener) error { return nil }

@@ -56,7 +56,7 @@ type Server struct {
 	onClientClose func(c *Client)
 	// notifyHook delivers keyspace notifications (set by pub/sub).
 	notifyHook func(db int, class int64, event string, key []byte)
-	statResets   atomic.Int64
+	statResets atomic.Int64
 }
 
 // New returns a server for cfg (nil: defaults). Call Start to listen.
