@@ -1,0 +1,187 @@
+// Package redistest starts servers for tests: a real redis-server from
+// PATH (for side-by-side comparison) and an in-process Sluice, and reads
+// raw RESP replies so tests can compare them byte for byte.
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/server"
+)
+
+// StartSluice starts an in-process Sluice on a free port and returns its
+// address; it is stopped when the test ends. Extra directives are applied
+// as "name value" pairs.
+func StartSluice(tb testing.TB, directives ...string) (*server.Server, string) {
+	tb.Helper()
+	cfg := server.NewConfig()
+	cfg.Set("port", "0")
+	for i := 0; i+1 < len(directives); i += 2 {
+		if err := cfg.Set(directives[i], directives[i+1]); err != nil {
+			tb.Fatalf("config %s: %v", directives[i], err)
+		}
+	}
+	srv := server.New(cfg)
+	srv.SetLogger(nil)
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Stop)
+	return srv, srv.Addrs()[0].String()
+}
+
+// StartRedis starts redis-server from PATH on a free port, or skips the
+// test when it is not installed (CI installs it).
+func StartRedis(tb testing.TB, args ...string) string {
+	tb.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatal("redis-server not found in PATH")
+		}
+		tb.Skip("redis-server not installed")
+	}
+	port := FreePort(tb)
+	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no"}, args...)
+	cmd := exec.Command(path, argv...)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tb.Fatal("redis-server did not start")
+	return ""
+}
+
+// FreePort returns a TCP port that was free a moment ago.
+func FreePort(tb testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Conn is a raw RESP connection.
+type Conn struct {
+	net.Conn
+	R *bufio.Reader
+}
+
+// Dial opens a raw connection.
+func Dial(tb testing.TB, addr string) *Conn {
+	tb.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return &Conn{Conn: c, R: bufio.NewReader(c)}
+}
+
+// Encode encodes args as a RESP multibulk command.
+func Encode(args ...string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.Bytes()
+}
+
+// Do sends one command and returns its raw reply.
+func (c *Conn) Do(args ...string) (string, error) {
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(Encode(args...)); err != nil {
+		return "", err
+	}
+	return ReadReply(c.R)
+}
+
+// ReadReply reads one complete RESP2/RESP3 reply and returns its raw bytes.
+func ReadReply(r *bufio.Reader) (string, error) {
+	var b bytes.Buffer
+	err := readValue(r, &b)
+	return b.String(), err
+}
+
+func readValue(r *bufio.Reader, b *bytes.Buffer) error {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	b.WriteString(line)
+	if len(line) < 3 {
+		return fmt.Errorf("short line %q", line)
+	}
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return nil
+	case '$', '=', '!':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := ioReadFull(r, buf); err != nil {
+			return err
+		}
+		b.Write(buf)
+		return nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return err
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			if err := readValue(r, b); err != nil {
+				return err
+			}
+		}
+		if line[0] == '|' {
+			// An attribute precedes the real reply.
+			return readValue(r, b)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown reply type %q", line)
+}
+
+func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
