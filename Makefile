@@ -9,8 +9,11 @@ build:
 run:
 	$(GO) run ./cmd/sluice-server
 
+# The README's test command: installs redis-server if missing (the
+# differential tests compare against it), then runs every test.
 test:
-	$(GO) test ./...
+	scripts/ensure-redis.sh
+	$(GO) test -count=1 ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./server/
