@@ -4,6 +4,7 @@ package server
 
 import (
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
@@ -103,8 +104,14 @@ func (l *loop) post(fn func()) {
 	l.wake()
 }
 
+// lockThreads pins each loop to its OS thread (SLUICE_LOCK_THREADS=0 turns
+// it off, e.g. for CPU profiles, which miss locked threads).
+var lockThreads = os.Getenv("SLUICE_LOCK_THREADS") != "0"
+
 func (l *loop) run() {
-	runtime.LockOSThread()
+	if lockThreads {
+		runtime.LockOSThread()
+	}
 	defer l.srv.wg.Done()
 	defer l.shutdown()
 	events := make([]unix.EpollEvent, 512)
