@@ -52,6 +52,9 @@ type Server struct {
 	// context rules); it returns false when it has replied itself.
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
+	watches watchRegistry
+	pubsub  pubsubRegistry
+
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
 	// notifyHook delivers keyspace notifications (set by pub/sub).
@@ -82,6 +85,8 @@ func New(cfg *Config) *Server {
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
 	s.ks = store.New(dbs, nloops+1)
+	s.wireWatches()
+	s.wirePubSub()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -259,6 +264,8 @@ func (s *Server) removeClient(c *Client) {
 		s.nconns.Add(-1)
 	}
 	s.mu.Unlock()
+	s.watches.unwatchAll(c)
+	s.pubsub.unsubscribeAll(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}
