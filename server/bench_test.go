@@ -96,3 +96,27 @@ func TestGetSetZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestIncrZeroAllocs: INCR/INCRBY/DECR of an integer-encoded value update
+// it in place.
+func TestIncrZeroAllocs(t *testing.T) {
+	c := newBenchClient(t)
+	runCmd(t, c, encodeCmd("SET", "n", "100000"), "+OK\r\n")
+	for _, args := range [][]string{{"INCR", "n"}, {"INCRBY", "n", "-7"}, {"DECR", "n"}, {"DECRBY", "n", "3"}} {
+		buf := encodeCmd(args...)
+		c.process(buf)
+		c.w.Buf = c.w.Buf[:0]
+		if n := testing.AllocsPerRun(200, func() {
+			c.process(buf)
+			c.w.Buf = c.w.Buf[:0]
+		}); n != 0 {
+			t.Errorf("%v: %v allocs/op", args, n)
+		}
+	}
+}
+
+// SetNotifyHookForTest lets the external string tests observe the keyspace
+// notifications commands emit (no pub/sub needed).
+func (s *Server) SetNotifyHookForTest(fn func(db int, class int64, event string, key []byte)) {
+	s.notifyHook = fn
+}
