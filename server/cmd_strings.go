@@ -823,9 +823,17 @@ func ldOverflows(f *big.Float) bool {
 
 // ldUnderflows reports whether an exact nonzero value rounds to zero in
 // the extended format: at most half the smallest subnormal, 2^-16446.
-func ldUnderflows(exact *big.Rat) bool {
-	half := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), -(ldMinExp-1)))
-	return exact.Sign() != 0 && new(big.Rat).Abs(exact).Cmp(half) <= 0
+func ldUnderflows(num, den *big.Int) bool {
+	if num.Sign() == 0 {
+		return false
+	}
+	// |num/den| <= 2^-16446  <=>  |num| * 2^16446 <= den
+	if den == nil {
+		den = big.NewInt(1)
+	}
+	l := new(big.Int).Abs(num)
+	l.Lsh(l, -(ldMinExp - 1))
+	return l.Cmp(den) <= 0
 }
 
 func isCSpace(ch byte) bool {
@@ -868,12 +876,10 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 	if hex {
 		s = s[2:]
 	}
-	// Significand: digits with at most one point, at least one digit.
-	base := int64(10)
-	if hex {
-		base = 16
-	}
-	mant, bigBase, digit := new(big.Int), big.NewInt(base), new(big.Int)
+	// Significand: digits with at most one point, at least one digit. The
+	// significant digits are gathered for big.Int to convert at once.
+	var digitBuf [32]byte
+	digits := digitBuf[:0]
 	ndigits, sig, frac, seenPoint := 0, 0, 0, false
 	i := 0
 	for ; i < len(s); i++ {
@@ -898,8 +904,7 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 		}
 		if sig > 0 || d != 0 {
 			sig++
-			mant.Mul(mant, bigBase)
-			mant.Add(mant, digit.SetInt64(int64(d)))
+			digits = append(digits, ch)
 		}
 	}
 	if ndigits == 0 {
@@ -940,10 +945,18 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 		}
 		return true
 	}
+	mant := new(big.Int)
+	if hex {
+		mant.SetString(string(digits), 16)
+	} else {
+		mant.SetString(string(digits), 10)
+	}
 	if neg {
 		mant.Neg(mant)
 	}
-	exact := new(big.Rat)
+	// The value is num/den exactly (den nil for an integer).
+	num := mant
+	var den *big.Int
 	var nearBottom bool
 	if hex {
 		// |value| < 2^mag: out of range far beyond the limits is decided
@@ -954,12 +967,10 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 			return false
 		}
 		nearBottom = mag < ldMinExp+8
-		exact.SetInt(mant)
-		p := new(big.Int).Lsh(big.NewInt(1), uint(abs64(e2)))
 		if e2 >= 0 {
-			exact.Num().Mul(exact.Num(), p)
+			num.Lsh(num, uint(e2))
 		} else {
-			exact.SetFrac(mant, p)
+			den = new(big.Int).Lsh(big.NewInt(1), uint(-e2))
 		}
 	} else {
 		// |value| < 10^mag, and at least 10^(mag-1).
@@ -969,17 +980,28 @@ func parseLongDouble(z *big.Float, b []byte) bool {
 			return false
 		}
 		nearBottom = mag < -4940
-		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(e10)), nil)
-		if e10 >= 0 {
-			exact.SetInt(mant.Mul(mant, p))
-		} else {
-			exact.SetFrac(mant, p)
+		if e10 != 0 {
+			p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(e10)), nil)
+			if e10 > 0 {
+				num.Mul(num, p)
+			} else {
+				den = p
+			}
 		}
 	}
-	if nearBottom && ldUnderflows(exact) {
+	if nearBottom && ldUnderflows(num, den) {
 		return false
 	}
-	z.SetRat(exact)
+	if den == nil {
+		z.SetInt(num) // rounds to z's 64 bits
+	} else {
+		// Quo of exact operands is correctly rounded: one rounding, as
+		// strtold does.
+		var a, b big.Float
+		a.SetInt(num)
+		b.SetInt(den)
+		z.Quo(&a, &b)
+	}
 	return !ldOverflows(z)
 }
 
