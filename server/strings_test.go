@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,7 +305,26 @@ func TestStringsProtoMaxBulkLen(t *testing.T) {
 // commands: Redis's as received by a pattern subscriber, Sluice's as its
 // notification hook receives them.
 func TestStringsNotifications(t *testing.T) {
-	p := startPair(t, "notify-keyspace-events", "E$gmn")
+	// Sluice is built here so the hook is in place before it serves.
+	var mu sync.Mutex
+	var got []string
+	cfg := server.NewConfig()
+	cfg.Set("port", "0")
+	if err := cfg.Set("notify-keyspace-events", "E$gmn"); err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(cfg)
+	srv.SetLogger(nil)
+	srv.SetNotifyHookForTest(func(db int, class int64, event string, key []byte) {
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%d %s %s", db, event, key))
+		mu.Unlock()
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	p := pair{srv, redistest.StartRedis(t, "--notify-keyspace-events", "E$gmn"), srv.Addrs()[0].String()}
 	ctx := context.Background()
 	rc := newClient(t, p.redis)
 	sub := rc.PSubscribe(ctx, "__keyevent@0__:*")
@@ -312,10 +332,6 @@ func TestStringsNotifications(t *testing.T) {
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	p.srv.SetNotifyHookForTest(func(db int, class int64, event string, key []byte) {
-		got = append(got, fmt.Sprintf("%d %s %s", db, event, key))
-	})
 	script := [][]string{
 		cmd("GET a"), cmd("SET a 1"), cmd("SET a 2"), cmd("SET a 3 NX"), cmd("SET b 1 XX"),
 		cmd("SET a 4 GET"), cmd("SET c 5 GET"), cmd("SET d v EX 100"), cmd("SET d v PXAT 1"),
@@ -348,6 +364,8 @@ func TestStringsNotifications(t *testing.T) {
 			break
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("events differ\n redis:  %q\n sluice: %q", want, got)
 	}
