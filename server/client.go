@@ -42,8 +42,8 @@ type Client struct {
 	watched         []watchedKey // keys this client WATCHes
 	ps              subs         // pub/sub subscriptions
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
-	replyOff        bool // CLIENT REPLY OFF
-	replySkip       int  // CLIENT REPLY SKIP: skip the next command's reply
+	replyOff        bool         // CLIENT REPLY OFF
+	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply
 	noEvict         bool
 	noTouch         bool
 

@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"context"
-	"os"
 	"errors"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"

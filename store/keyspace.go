@@ -47,8 +47,8 @@ type Keyspace struct {
 	OnExpired  func(db *DB, key []byte)           // a key was removed by expiry
 	OnDeleted  func(db *DB, key []byte, e *Entry) // a key was deleted (blocking, notifications)
 
-	OnFlush func(db *DB)        // a database was emptied (exclusive lock held)
-	OnSwap  func(a, b *DB)      // two databases were swapped (exclusive lock held)
+	OnFlush func(db *DB)   // a database was emptied (exclusive lock held)
+	OnSwap  func(a, b *DB) // two databases were swapped (exclusive lock held)
 
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
