@@ -82,6 +82,7 @@ func New(cfg *Config) *Server {
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
 	s.ks = store.New(dbs, nloops+1)
+	s.ks.OnExpired = s.onKeyExpired
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
