@@ -617,6 +617,7 @@ func flushdbCommand(c *Client, args [][]byte) {
 		return
 	}
 	c.DB().Flush()
+	c.DB().DropScanSnapshots()
 	c.w.OK()
 }
 
@@ -627,6 +628,7 @@ func flushallCommand(c *Client, args [][]byte) {
 	ks := c.srv.ks
 	for i := 0; i < ks.NumDBs(); i++ {
 		ks.DB(i).Flush()
+		ks.DB(i).DropScanSnapshots()
 	}
 	c.w.OK()
 }

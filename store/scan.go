@@ -103,6 +103,19 @@ func (db *DB) snapshot(si int, e uint64) []scanItem {
 	return items
 }
 
+// DropScanSnapshots forgets the SCAN snapshots of db (after a flush), so
+// they do not keep deleted keys' memory alive.
+func (db *DB) DropScanSnapshots() {
+	sc := &scanCache
+	sc.mu.Lock()
+	for i := range sc.snaps {
+		if sc.snaps[i].db == db {
+			sc.snaps[i] = scanSnap{}
+		}
+	}
+	sc.mu.Unlock()
+}
+
 // Scan appends to dst the keys of one SCAN step starting at cursor and
 // returns them with the cursor of the next step (0 when the iteration is
 // complete). It returns about count keys (more when several share the last
