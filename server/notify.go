@@ -15,10 +15,13 @@ func (c *Client) notify(class int64, event string, key []byte) {
 	if flags == 0 || flags&class == 0 {
 		return
 	}
-	c.srv.notifyDB(c, c.dbi, flags, event, key)
+	c.srv.notifyDB(c, c.dbi, class, flags, event, key)
 }
 
-func (s *Server) notifyDB(from *Client, db int, flags int64, event string, key []byte) {
+func (s *Server) notifyDB(from *Client, db int, class, flags int64, event string, key []byte) {
+	if hook := s.notifyHook; hook != nil {
+		hook(db, class, event, key)
+	}
 	if s.pubsub.empty() {
 		return
 	}
@@ -45,7 +48,7 @@ func (s *Server) notifyExpired(db int, key []byte) {
 	if flags&NotifyExpired == 0 {
 		return
 	}
-	s.notifyDB(nil, db, flags, "expired", key)
+	s.notifyDB(nil, db, NotifyExpired, flags, "expired", key)
 }
 
 // pushMessage encodes a pub/sub message for a client of protocol proto.

@@ -57,7 +57,7 @@ type Server struct {
 
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
-	// notifyHook delivers keyspace notifications (set by pub/sub).
+	// notifyHook, when set, observes every keyspace notification (tests).
 	notifyHook func(db int, class int64, event string, key []byte)
 	statResets atomic.Int64
 }
