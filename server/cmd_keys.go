@@ -634,22 +634,9 @@ func swapdbCommand(c *Client, args [][]byte) {
 		return
 	}
 	if a != b {
+		// Watched keys of both databases are touched by the keyspace's
+		// OnSwap hook (as Redis's touchAllWatchedKeysInDb does).
 		ks.Swap(a, b)
-		// Every key of both databases may now hold another value for the
-		// clients watching (or blocked on) it, as Redis's
-		// touchAllWatchedKeysInDb and scanDatabaseForReadyKeys see it.
-		if hook := ks.OnModified; hook != nil {
-			for _, i := range [2]int{a, b} {
-				db := ks.DB(i)
-				other := ks.DB(a + b - i)
-				for _, d := range [2]*store.DB{db, other} {
-					d.ForEach(func(k string, _ *store.Entry) bool {
-						hook(db, strBytes(k))
-						return true
-					})
-				}
-			}
-		}
 	}
 	c.w.OK()
 }
