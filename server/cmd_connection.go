@@ -78,8 +78,12 @@ func (c *Client) inPubSub() bool {
 
 func selectCommand(c *Client, args [][]byte) {
 	n, ok := resp.ParseInt(args[1])
-	if !ok || n != int64(int32(n)) {
-		c.w.Error("ERR value is not an integer or out of range")
+	if !ok {
+		c.w.Error(errNotInt)
+		return
+	}
+	if n != int64(int32(n)) {
+		c.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if n < 0 || n >= int64(c.srv.ks.NumDBs()) {

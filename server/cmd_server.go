@@ -263,28 +263,40 @@ func (cmd *Command) hasFlag(f string) bool {
 
 // aclCats returns the command's ACL categories with the implicit ones
 // Redis adds (from write/readonly/admin/pubsub/fast/blocking), in order.
-func (cmd *Command) aclCats() []string {
+func (cmd *Command) aclCats(doc *cmdDoc) []string {
 	set := map[string]bool{}
-	for _, a := range cmd.ACL {
+	acl, has := cmd.ACL, cmd.hasFlag
+	if doc != nil {
+		acl = doc.ACL
+		has = func(f string) bool {
+			for _, x := range doc.Flags {
+				if x == f {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, a := range acl {
 		set[strings.TrimPrefix(strings.ToLower(a), "@")] = true
 	}
-	if cmd.hasFlag("write") {
+	if has("write") {
 		set["write"] = true
 	}
-	if cmd.hasFlag("readonly") && !set["scripting"] {
+	if has("readonly") && !set["scripting"] {
 		set["read"] = true
 	}
-	if cmd.hasFlag("admin") {
+	if has("admin") {
 		set["admin"] = true
 		set["dangerous"] = true
 	}
-	if cmd.hasFlag("pubsub") {
+	if has("pubsub") {
 		set["pubsub"] = true
 	}
-	if cmd.hasFlag("fast") {
+	if has("fast") {
 		set["fast"] = true
 	}
-	if cmd.hasFlag("blocking") {
+	if has("blocking") {
 		set["blocking"] = true
 	}
 	if !set["fast"] {
@@ -305,16 +317,21 @@ func (cmd *Command) movable() bool { return cmd.Keys != nil }
 
 func (c *Client) replyCommandInfo(cmd *Command) {
 	if cmd == nil {
-		c.w.NullArray()
+		c.w.Null()
 		return
 	}
+	doc := redisDoc(cmd.Name)
 	c.w.Array(10)
 	c.w.BulkString(cmd.Name)
 	c.w.Int(int64(cmd.Arity))
 	var flags []string
-	for _, f := range commandFlagOrder {
-		if cmd.hasFlag(f) || f == "movablekeys" && cmd.movable() {
-			flags = append(flags, f)
+	if doc != nil {
+		flags = doc.Flags
+	} else {
+		for _, f := range commandFlagOrder {
+			if cmd.hasFlag(f) || f == "movablekeys" && cmd.movable() {
+				flags = append(flags, f)
+			}
 		}
 	}
 	c.w.Set(len(flags))
@@ -322,23 +339,28 @@ func (c *Client) replyCommandInfo(cmd *Command) {
 		c.w.Simple(f)
 	}
 	first, last, step := 0, 0, 0
-	if cmd.First > 0 {
+	if doc != nil {
+		first, last, step = doc.Legacy[0], doc.Legacy[1], doc.Legacy[2]
+	} else if cmd.First > 0 {
 		first, last, step = cmd.First, cmd.Last, cmd.Step
 	}
 	c.w.Int(int64(first))
 	c.w.Int(int64(last))
 	c.w.Int(int64(step))
-	cats := cmd.aclCats()
+	cats := cmd.aclCats(doc)
 	c.w.Set(len(cats))
 	for _, a := range cats {
 		c.w.Simple("@" + a)
 	}
-	meta := commandMeta[cmd.Name]
-	c.w.Set(len(meta.tips))
-	for _, t := range meta.tips {
+	var tips []string
+	if doc != nil {
+		tips = doc.Tips
+	}
+	c.w.Set(len(tips))
+	for _, t := range tips {
 		c.w.BulkString(t)
 	}
-	c.replyKeySpecs(cmd, meta)
+	c.replyKeySpecs(cmd, doc)
 	if len(cmd.Subs) == 0 {
 		c.w.Set(0)
 		return
@@ -355,111 +377,85 @@ func sortedSubs(cmd *Command) []*Command {
 	return out
 }
 
-// replyKeySpecs writes the command's key specifications: Redis's own when
-// known, else one derived from First/Last/Step.
-func (c *Client) replyKeySpecs(cmd *Command, meta cmdMeta) {
-	specs := meta.keySpecs
-	if specs == nil && cmd.First > 0 {
-		flags := []string{"RW", "access", "update"}
-		if cmd.hasFlag("readonly") {
-			flags = []string{"RO", "access"}
-		}
-		last := cmd.Last
-		if last >= 0 {
-			last -= cmd.First
-		}
-		specs = []keySpec{{flags: flags, bsIndex: cmd.First, fkRange: [3]int{last, cmd.Step, 0}}}
+// keySpecsOf returns Redis's key specifications of the command, or one
+// derived from First/Last/Step for commands Redis 7.0 lacks.
+func keySpecsOf(cmd *Command, doc *cmdDoc) []docKeySpec {
+	if doc != nil {
+		return doc.KeySpecs
 	}
+	if cmd.First <= 0 {
+		return nil
+	}
+	var ks docKeySpec
+	ks.Flags = []string{"RW", "access", "update"}
+	if cmd.hasFlag("readonly") {
+		ks.Flags = []string{"RO", "access"}
+	}
+	ks.BS.Type, ks.BS.Index = "index", cmd.First
+	last := cmd.Last
+	if last >= 0 {
+		last -= cmd.First
+	}
+	ks.FK.Type, ks.FK.A, ks.FK.B = "range", last, cmd.Step
+	return []docKeySpec{ks}
+}
+
+func (c *Client) replyKeySpecs(cmd *Command, doc *cmdDoc) {
+	specs := keySpecsOf(cmd, doc)
 	c.w.Set(len(specs))
 	for _, ks := range specs {
 		n := 3
-		if ks.notes != "" {
+		if ks.Notes != "" {
 			n++
 		}
 		c.w.Map(n)
-		if ks.notes != "" {
+		if ks.Notes != "" {
 			c.w.BulkString("notes")
-			c.w.BulkString(ks.notes)
+			c.w.BulkString(ks.Notes)
 		}
 		c.w.BulkString("flags")
-		c.w.Set(len(ks.flags))
-		for _, f := range ks.flags {
+		c.w.Set(len(ks.Flags))
+		for _, f := range ks.Flags {
 			c.w.Simple(f)
 		}
 		c.w.BulkString("begin_search")
 		c.w.Map(2)
 		c.w.BulkString("type")
-		switch {
-		case ks.bsKeyword != "":
-			c.w.BulkString("keyword")
-			c.w.BulkString("spec")
-			c.w.Map(2)
-			c.w.BulkString("keyword")
-			c.w.BulkString(ks.bsKeyword)
-			c.w.BulkString("startfrom")
-			c.w.Int(int64(ks.bsIndex))
-		case ks.bsIndex != 0:
-			c.w.BulkString("index")
-			c.w.BulkString("spec")
+		c.w.BulkString(ks.BS.Type)
+		c.w.BulkString("spec")
+		switch ks.BS.Type {
+		case "index":
 			c.w.Map(1)
 			c.w.BulkString("index")
-			c.w.Int(int64(ks.bsIndex))
+			c.w.Int(int64(ks.BS.Index))
+		case "keyword":
+			c.w.Map(2)
+			c.w.BulkString("keyword")
+			c.w.BulkString(ks.BS.Keyword)
+			c.w.BulkString("startfrom")
+			c.w.Int(int64(ks.BS.StartFrom))
 		default:
-			c.w.BulkString("unknown")
-			c.w.BulkString("spec")
 			c.w.Map(0)
 		}
 		c.w.BulkString("find_keys")
 		c.w.Map(2)
 		c.w.BulkString("type")
-		switch {
-		case ks.fkKeynum:
-			c.w.BulkString("keynum")
-			c.w.BulkString("spec")
-			c.w.Map(3)
-			c.w.BulkString("keynumidx")
-			c.w.Int(int64(ks.fkRange[0]))
-			c.w.BulkString("firstkey")
-			c.w.Int(int64(ks.fkRange[1]))
-			c.w.BulkString("keystep")
-			c.w.Int(int64(ks.fkRange[2]))
-		case ks.fkUnknown:
-			c.w.BulkString("unknown")
-			c.w.BulkString("spec")
-			c.w.Map(0)
-		default:
-			c.w.BulkString("range")
-			c.w.BulkString("spec")
-			c.w.Map(3)
-			c.w.BulkString("lastkey")
-			c.w.Int(int64(ks.fkRange[0]))
-			c.w.BulkString("keystep")
-			c.w.Int(int64(ks.fkRange[1]))
-			c.w.BulkString("limit")
-			c.w.Int(int64(ks.fkRange[2]))
+		c.w.BulkString(ks.FK.Type)
+		c.w.BulkString("spec")
+		var names []string
+		switch ks.FK.Type {
+		case "range":
+			names = []string{"lastkey", "keystep", "limit"}
+		case "keynum":
+			names = []string{"keynumidx", "firstkey", "keystep"}
+		}
+		c.w.Map(len(names))
+		for i, n := range names {
+			c.w.BulkString(n)
+			c.w.Int(int64([3]int{ks.FK.A, ks.FK.B, ks.FK.C}[i]))
 		}
 	}
 }
-
-// keySpec is one of Redis's key specifications of a command.
-type keySpec struct {
-	notes     string
-	flags     []string
-	bsIndex   int    // begin_search index (or keyword startfrom)
-	bsKeyword string // begin_search keyword
-	fkKeynum  bool   // find_keys keynum: fkRange is keynumidx, firstkey, keystep
-	fkUnknown bool
-	fkRange   [3]int // lastkey, keystep, limit
-}
-
-// cmdMeta is command metadata the command table does not carry.
-type cmdMeta struct {
-	tips     []string
-	keySpecs []keySpec
-}
-
-// commandMeta holds tips and key specs by command name, where known.
-var commandMeta = map[string]cmdMeta{}
 
 func commandCommand(c *Client, args [][]byte) {
 	all := sortedCommands()
@@ -494,33 +490,63 @@ func commandInfoCmd(c *Client, args [][]byte) {
 }
 
 func (c *Client) replyCommandDocs(cmd *Command) {
+	d := redisDoc(cmd.Name)
+	if d == nil {
+		d = &cmdDoc{Summary: cmd.Summary, Since: cmd.Since, Group: cmd.Group, Complexity: cmd.Complexity}
+	}
 	n := 1
-	if cmd.Summary != "" {
-		n++
+	for _, s := range []string{d.Summary, d.Since, d.Complexity, d.DeprecatedSince, d.ReplacedBy} {
+		if s != "" {
+			n++
+		}
 	}
-	if cmd.Since != "" {
-		n++
-	}
-	if cmd.Complexity != "" {
-		n++
-	}
-	if len(cmd.Subs) > 0 {
-		n++
+	for _, ok := range []bool{len(d.DocFlags) > 0, d.History != nil, d.Arguments != nil, len(cmd.Subs) > 0} {
+		if ok {
+			n++
+		}
 	}
 	c.w.Map(n)
-	if cmd.Summary != "" {
+	if d.Summary != "" {
 		c.w.BulkString("summary")
-		c.w.BulkString(cmd.Summary)
+		c.w.BulkString(d.Summary)
 	}
-	if cmd.Since != "" {
+	if d.Since != "" {
 		c.w.BulkString("since")
-		c.w.BulkString(cmd.Since)
+		c.w.BulkString(d.Since)
 	}
 	c.w.BulkString("group")
-	c.w.BulkString(cmd.Group)
-	if cmd.Complexity != "" {
+	c.w.BulkString(d.Group)
+	if d.Complexity != "" {
 		c.w.BulkString("complexity")
-		c.w.BulkString(cmd.Complexity)
+		c.w.BulkString(d.Complexity)
+	}
+	if len(d.DocFlags) > 0 {
+		c.w.BulkString("doc_flags")
+		c.w.Set(len(d.DocFlags))
+		for _, f := range d.DocFlags {
+			c.w.Simple(f)
+		}
+	}
+	if d.DeprecatedSince != "" {
+		c.w.BulkString("deprecated_since")
+		c.w.BulkString(d.DeprecatedSince)
+	}
+	if d.ReplacedBy != "" {
+		c.w.BulkString("replaced_by")
+		c.w.BulkString(d.ReplacedBy)
+	}
+	if d.History != nil {
+		c.w.BulkString("history")
+		c.w.Set(len(d.History))
+		for _, h := range d.History {
+			c.w.Array(2)
+			c.w.BulkString(h[0])
+			c.w.BulkString(h[1])
+		}
+	}
+	if d.Arguments != nil {
+		c.w.BulkString("arguments")
+		c.replyDocArgs(d.Arguments)
 	}
 	if len(cmd.Subs) > 0 {
 		c.w.BulkString("subcommands")
@@ -564,7 +590,7 @@ func commandListCmd(c *Client, args [][]byte) {
 		case eq(args[i+1], "aclcat"):
 			cat := strings.ToLower(string(arg))
 			filter = func(cmd *Command) bool {
-				for _, a := range cmd.aclCats() {
+				for _, a := range cmd.aclCats(redisDoc(cmd.Name)) {
 					if a == cat {
 						return true
 					}
@@ -667,8 +693,25 @@ func commandGetKeys(c *Client, args [][]byte, withFlags bool) {
 	if cmd.hasFlag("readonly") {
 		flags = []string{"RO", "access"}
 	}
-	if ks := commandMeta[cmd.Name].keySpecs; len(ks) == 1 {
-		flags = ks[0].flags
+	if ks := keySpecsOf(cmd, redisDoc(cmd.Name)); len(ks) > 0 {
+		flags = ks[0].Flags
+	}
+	switch cmd.Name {
+	case "set":
+		// SET's flags depend on its GET option, as Redis's setGetKeys.
+		flags = []string{"OW", "update"}
+		for _, a := range cargs[3:] {
+			if eq(a, "get") {
+				flags = []string{"RW", "access", "update"}
+			}
+		}
+	case "bitfield":
+		flags = []string{"RO", "access"}
+		for _, a := range cargs[2:] {
+			if eq(a, "set") || eq(a, "incrby") {
+				flags = []string{"RW", "update"}
+			}
+		}
 	}
 	for _, p := range valid {
 		if !withFlags {

@@ -743,24 +743,43 @@ func validHostname(v string) error {
 	return nil
 }
 
+// validProcTitle checks a proc-title-template as Redis does: known
+// {variables} only, balanced braces ({{ and }} escape them), and a
+// non-empty expansion.
 func validProcTitle(v string) error {
-	known := map[string]bool{"{title}": true, "{listen-addr}": true, "{server-mode}": true, "{port}": true, "{tls-port}": true, "{unixsocket}": true, "{config-file}": true}
-	ok := strings.Contains(v, "{title}")
-	for rest := v; ok; {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			ok = !strings.Contains(rest, "}")
-			break
+	known := map[string]bool{"title": true, "listen-addr": true, "server-mode": true, "port": true, "tls-port": true, "unixsocket": true, "config-file": true}
+	bad := errors.New("template format is invalid or contains unknown variables")
+	nonEmpty := false
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '{':
+			if i+1 < len(v) && v[i+1] == '{' {
+				i++
+				nonEmpty = true
+				continue
+			}
+			j := strings.IndexByte(v[i:], '}')
+			if j < 0 || !known[v[i+1:i+j]] {
+				return bad
+			}
+			if v[i+1:i+j] != "title" {
+				nonEmpty = true
+			}
+			i += j
+		case '}':
+			if i+1 < len(v) && v[i+1] == '}' {
+				i++
+				nonEmpty = true
+				continue
+			}
+			return bad
+		case ' ':
+		default:
+			nonEmpty = true
 		}
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 || !known[rest[i:i+j+1]] || strings.Contains(rest[:i], "}") {
-			ok = false
-			break
-		}
-		rest = rest[i+j+1:]
 	}
-	if !ok {
-		return errors.New("template format is invalid or contains unknown variables")
+	if !nonEmpty {
+		return bad
 	}
 	return nil
 }
