@@ -685,10 +685,12 @@ func (cfg *Config) Rewrite(path string) error {
 	return os.Rename(tmp, path)
 }
 
+// rewriteLine formats a directive as Redis's CONFIG REWRITE does: strings
+// quoted, numbers, booleans, enums and lists of words as they are.
 func (cfg *Config) rewriteLine(p *param) string {
 	v := cfg.get(p)
-	if p.multiArg && v != "" {
-		return p.name + " " + v
+	if v == "" || p.kind == pString || p.kind == pSpecial && !p.multiArg {
+		return p.name + " " + quoteArg(v)
 	}
-	return p.name + " " + quoteArg(v)
+	return p.name + " " + v
 }
