@@ -310,7 +310,11 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		ks.Lock.RUnlock(c.slot)
 	}
 	c.lastCmd.Store(cmd)
-	c.srv.stats[c.slot].record(cmd, nanotime()-start, errs != c.countErrors())
+	ns := nanotime() - start
+	c.srv.stats[c.slot].record(cmd, ns, errs != c.countErrors())
+	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
+		c.RecordSlow(args, ns/1000)
+	}
 }
 
 // countErrors is a cheap way to see if a command replied with an error:

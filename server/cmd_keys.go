@@ -46,7 +46,7 @@ func init() {
 			{Name: "freq", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "4.0.0", Summary: "Get the logarithmic access frequency counter of a Redis object", Complexity: "O(1)", Fn: objectFreqCommand},
 			{Name: "idletime", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Get the time since a Redis object was last accessed", Complexity: "O(1)", Fn: objectIdletimeCommand},
 			{Name: "refcount", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Get the number of references to the value of the key", Complexity: "O(1)", Fn: objectRefcountCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"keyspace", "slow"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp("OBJECT", objectHelp) }},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"keyspace", "slow"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp([]byte("OBJECT"), objectHelp) }},
 		}},
 		&Command{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "usage", Arity: -3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: []string{"read", "slow"}, Group: "server", Since: "4.0.0", Summary: "Estimate the memory usage of a key", Complexity: "O(N) where N is the number of samples.", Fn: memoryUsageCommand},
@@ -54,7 +54,7 @@ func init() {
 			{Name: "malloc-stats", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show allocator internal stats", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) {
 				c.w.BulkString("Stats not supported for the current allocator")
 			}},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp("MEMORY", memoryHelp) }},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp([]byte("MEMORY"), memoryHelp) }},
 		}},
 		&Command{Name: "dbsize", Arity: 1, Flags: []string{"readonly", "fast", "lock_all"}, ACL: keyspaceACL("read", "fast"), Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(int64(c.DB().Size())) }},
 		&Command{Name: "flushdb", Arity: -1, Flags: []string{"write", "lock_all"}, ACL: keyspaceACL("write", "slow", "dangerous"), Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Complexity: "O(N) where N is the number of keys in the selected database", Fn: flushdbCommand},
@@ -123,16 +123,6 @@ func (c *Client) intArg32(b []byte, msg string) (int, bool) {
 		return 0, false
 	}
 	return int(v), true
-}
-
-func (c *Client) replyHelp(name string, lines []string) {
-	c.w.Array(len(lines) + 3)
-	c.w.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		c.w.Simple(l)
-	}
-	c.w.Simple("HELP")
-	c.w.Simple("    Prints this help.")
 }
 
 // DEL, UNLINK

@@ -201,6 +201,7 @@ func (r *watchRegistry) expiredWatched(c *Client) bool {
 
 // wireWatches connects the keyspace's hooks to the registry.
 func (s *Server) wireWatches() {
+	s.OnReset(func(c *Client) { c.discardTx() })
 	s.ks.OnModified = s.watches.touch
 	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db, nil) }
 	s.ks.OnSwap = func(a, b *store.DB) {

@@ -368,8 +368,7 @@ func pubsubNumpat(c *Client, args [][]byte) {
 }
 
 func pubsubHelp(c *Client, args [][]byte) {
-	lines := []string{
-		"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	c.replyHelp([]byte("PUBSUB"), []string{
 		"CHANNELS [<pattern>]",
 		"    Return the currently active channels matching a <pattern> (default: '*').",
 		"NUMPAT",
@@ -381,13 +380,7 @@ func pubsubHelp(c *Client, args [][]byte) {
 		"    Return the currently active shard level channels matching a <pattern> (default: '*').",
 		"SHARDNUMSUB [<shardchannel> ...]",
 		"    Return the number of subscribers for the specified shard level channel(s)",
-		"HELP",
-		"    Prints this help.",
-	}
-	c.w.Array(len(lines))
-	for _, l := range lines {
-		c.w.Simple(l)
-	}
+	})
 }
 
 // pubsubAllowed is the RESP2 subscribed-context rule: only the
@@ -423,5 +416,15 @@ func pubsubAllowed(c *Client, cmd *Command, args [][]byte) bool {
 
 func (s *Server) wirePubSub() {
 	s.preCall = pubsubAllowed
+	s.subCounts = func(c *Client) (int, int, int) {
+		return int(c.ps.nch.Load()), int(c.ps.npat.Load()), int(c.ps.nshard.Load())
+	}
+	s.pubsubCounts = func() (int, int, int) {
+		s.pubsub.mu.RLock()
+		defer s.pubsub.mu.RUnlock()
+		return len(s.pubsub.channels), len(s.pubsub.patterns), len(s.pubsub.shard)
+	}
+	// RESET leaves every subscription (and, in multi.go, MULTI and WATCH).
+	s.OnReset(func(c *Client) { s.pubsub.unsubscribeAll(c) })
 	s.ks.OnExpired = func(db *store.DB, key []byte) { s.notifyExpired(db.ID, key) }
 }
