@@ -12,7 +12,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
+
+type silentLogger struct{}
+
+func (silentLogger) Printf(context.Context, string, ...interface{}) {}
 
 const usage = `usage: sluice-bench <command> [flags]
 
@@ -32,6 +38,9 @@ func CLI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	// go-redis logs every failed dial of every pooled connection; the
+	// driver reports errors itself (count, rate and the first one).
+	redis.SetLogger(silentLogger{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch args[0] {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,6 +227,12 @@ func RunThroughput(ctx context.Context, cfg ThroughputConfig) (ThroughputResult,
 	if err := cfg.validate(); err != nil {
 		return ThroughputResult{}, err
 	}
+	first := strings.Split(cfg.Addr, ",")[0]
+	if conn, err := net.DialTimeout("tcp", first, 2*time.Second); err != nil {
+		return ThroughputResult{}, err
+	} else {
+		conn.Close()
+	}
 	cl, err := cfg.connect()
 	if err != nil {
 		return ThroughputResult{}, err
@@ -297,7 +305,7 @@ func RunThroughput(ctx context.Context, cfg ThroughputConfig) (ThroughputResult,
 		progressWG.Add(1)
 		go func() {
 			defer progressWG.Done()
-			t := time.NewTicker(250 * time.Millisecond)
+			t := time.NewTicker(200 * time.Millisecond)
 			defer t.Stop()
 			lastOps, lastT := uint64(0), start
 			for {
@@ -388,7 +396,7 @@ func prefill(ctx context.Context, cl *clients, keys *keyGen, n int, value string
 
 // groupDigits formats x rounded to an integer with thousands separators.
 func groupDigits(x float64) string {
-	s := strconv.FormatInt(int64(x+0.5), 10)
+	s := strconv.FormatInt(int64(math.Round(x)), 10)
 	neg := strings.HasPrefix(s, "-")
 	if neg {
 		s = s[1:]
