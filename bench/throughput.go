@@ -228,11 +228,11 @@ func RunThroughput(ctx context.Context, cfg ThroughputConfig) (ThroughputResult,
 		return ThroughputResult{}, err
 	}
 	first := strings.Split(cfg.Addr, ",")[0]
-	if conn, err := net.DialTimeout("tcp", first, 2*time.Second); err != nil {
+	conn, err := net.DialTimeout("tcp", first, 2*time.Second)
+	if err != nil {
 		return ThroughputResult{}, err
-	} else {
-		conn.Close()
 	}
+	conn.Close()
 	cl, err := cfg.connect()
 	if err != nil {
 		return ThroughputResult{}, err
