@@ -195,7 +195,7 @@ func barChart(path, title, ylabel string, rs []Result, f func(Measurement) float
 	p.Y.Tick.Marker = humanTicks{}
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	width := math.Max(6, 0.6*float64(len(names))+1.5)
+	width := math.Max(6, 0.8*float64(len(names))+1.5)
 	w := vg.Points(math.Min(40, width*72*0.6/float64(2*len(names))))
 	tb, err := plotter.NewBarChart(tv, w)
 	if err != nil {
@@ -212,7 +212,7 @@ func barChart(path, title, ylabel string, rs []Result, f func(Measurement) float
 	p.Legend.Add(target, tb)
 	p.Legend.Add(reference, rb)
 	p.NominalX(names...)
-	if len(names) > 6 {
+	if len(names) > 4 {
 		p.X.Tick.Label.Rotation = math.Pi / 4
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YCenter

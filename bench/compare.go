@@ -371,7 +371,7 @@ func unsupported(addr, test string) string {
 				return err.Error()
 			}
 			if IsUnknownCommand(reply) {
-				return strings.TrimPrefix(reply, "-")
+				return strings.TrimSpace(strings.TrimPrefix(reply, "-"))
 			}
 		}
 	}
