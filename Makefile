@@ -24,3 +24,22 @@ fuzz:
 lint:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l .)"
+
+# Seed 003: redigo pipelined vs one-by-one (batches of 10/100/1000) against an
+# in-process Sluice, redis-server (skipped when absent) and miniredis, 5 runs
+# each, summarised by benchstat.
+COUNT ?= 5
+BENCHTIME ?= 1s
+BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+.PHONY: bench-seed003 bench-compare
+bench-seed003:
+	mkdir -p .bench
+	$(GO) test -run '^$$' -bench 'Seed003' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./bench/ > .bench/seed003.txt || { cat .bench/seed003.txt; exit 1; }
+	cat .bench/seed003.txt
+	$(GO) run $(BENCHSTAT) .bench/seed003.txt
+
+# Sluice vs redis-server through redis-benchmark; SUITE=all for everything.
+SUITE ?= default
+bench-compare:
+	$(GO) run ./cmd/sluice-bench compare -suite $(SUITE) -out out/compare
