@@ -21,3 +21,15 @@ fuzz:
 lint:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l .)"
+
+# Cache codec benchmarks (cache/bench_test.go) against an embedded Sluice and
+# redis-server, printed as one Markdown table. CACHE_BENCHTIME=2000x is brief;
+# use e.g. 2s on a quiet machine.
+CACHE_BENCH ?= .
+CACHE_BENCHTIME ?= 2000x
+
+.PHONY: bench-cache
+bench-cache:
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
+	@$(GO) run ./cache/internal/benchtable bin/bench-cache.txt
