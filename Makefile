@@ -31,5 +31,6 @@ CACHE_BENCHTIME ?= 2000x
 .PHONY: bench-cache
 bench-cache:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
+	@echo "cache benchmarks, -benchtime $(CACHE_BENCHTIME); raw output in bin/bench-cache.txt" >&2
+	@$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
 	@$(GO) run ./cache/internal/benchtable bin/bench-cache.txt

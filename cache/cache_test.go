@@ -364,7 +364,7 @@ func TestCluster(t *testing.T) {
 		t.Skip("starts a cluster node")
 	}
 	addr := startCluster(t)
-	tg := target{"redis", addr}
+	tg := target{name: "redis", addr: addr}
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
 	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()

@@ -32,8 +32,9 @@ func TestMain(m *testing.M) {
 
 // target is a server the tests run against.
 type target struct {
-	name string
-	addr string
+	name   string
+	addr   string
+	client *redis.Client // set by the benchmarks
 }
 
 // targets starts an in-process Sluice and a real redis-server (left out
@@ -41,9 +42,9 @@ type target struct {
 func targets(tb testing.TB) []target {
 	tb.Helper()
 	_, sluice := redistest.StartSluice(tb)
-	out := []target{{"sluice", sluice}}
+	out := []target{{name: "sluice", addr: sluice}}
 	if _, err := exec.LookPath("redis-server"); err == nil || os.Getenv("CI") != "" {
-		out = append(out, target{"redis", redistest.StartRedis(tb)})
+		out = append(out, target{name: "redis", addr: redistest.StartRedis(tb)})
 	}
 	return out
 }
@@ -96,24 +97,43 @@ type msgpPtr[T any] interface {
 	tmsgp.Unmarshaler
 }
 
-// structCaches returns a cache of T for every codec of Go structs, in the
-// order of the benchmark table. Each has the key prefix prefix+name+":"
-// (JSON and GoccyJSON could read each other's values).
-func structCaches[T any, PT msgpPtr[T]](tb testing.TB, client redis.UniversalClient, prefix string, opts ...cache.Option) []namedCache[T] {
+// namedCodec is a byte codec with its benchmark name.
+type namedCodec[T any] struct {
+	name  string
+	codec cache.Codec[T]
+}
+
+// structCodecs returns every byte codec of Go structs for T, in the order
+// of the benchmark table, and the hash codec (which goes second).
+func structCodecs[T any, PT msgpPtr[T]](tb testing.TB) ([]namedCodec[T], *hash.Codec[T]) {
 	h, err := hash.New[T]()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return []namedCodec[T]{
+		{"JSON", json.New[T]()},
+		{"GoccyJSON", goccy.New[T]()},
+		{"MsgPack", msgpack.New[T]()},
+		{"Tinylib", msgp.New[T, PT]()},
+	}, h
+}
+
+// structCaches returns a cache of T for every codec of Go structs, in the
+// order of the benchmark table. Each has the key prefix prefix+name+":"
+// (JSON and GoccyJSON could read each other's values).
+func structCaches[T any, PT msgpPtr[T]](tb testing.TB, client redis.UniversalClient, prefix string, opts ...cache.Option) []namedCache[T] {
+	codecs, h := structCodecs[T, PT](tb)
 	with := func(name string) []cache.Option {
 		return append(opts[:len(opts):len(opts)], cache.WithPrefix(prefix+name+":"))
 	}
-	return []namedCache[T]{
-		{"JSON", cache.New(client, json.New[T](), with("JSON")...)},
-		{"Hash", cache.NewHash(client, h, with("Hash")...)},
-		{"GoccyJSON", cache.New(client, goccy.New[T](), with("GoccyJSON")...)},
-		{"MsgPack", cache.New(client, msgpack.New[T](), with("MsgPack")...)},
-		{"Tinylib", cache.New(client, msgp.New[T, PT](), with("Tinylib")...)},
+	var out []namedCache[T]
+	for _, nc := range codecs {
+		out = append(out, namedCache[T]{nc.name, cache.New(client, nc.codec, with(nc.name)...)})
+		if nc.name == "JSON" {
+			out = append(out, namedCache[T]{"Hash", cache.NewHash(client, h, with("Hash")...)})
+		}
 	}
+	return out
 }
 
 // equal compares two values deeply, treating times as equal when they are

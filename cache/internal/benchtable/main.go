@@ -23,6 +23,8 @@ type result struct {
 	iters                   int64
 	nsPerOp, bPerOp, allocs float64
 	hasMem                  bool
+	stored                  float64 // the stored-B metric: bytes a value takes in Redis
+	hasStored               bool
 }
 
 // row is one benchmark on one target, with every run of it.
@@ -66,10 +68,11 @@ type table struct {
 	targets  []string                   // in order of first appearance
 	rows     map[[2]string]*row         // (name, target) -> runs
 	seen     map[string]map[string]bool // section -> names present
+	last     map[[2]string]string       // (section, target) -> name added last
 }
 
 func newTable() *table {
-	return &table{order: map[string][]string{}, rows: map[[2]string]*row{}, seen: map[string]map[string]bool{}}
+	return &table{order: map[string][]string{}, rows: map[[2]string]*row{}, seen: map[string]map[string]bool{}, last: map[[2]string]string{}}
 }
 
 // read parses lines like
@@ -105,6 +108,8 @@ func (t *table) read(in io.Reader) error {
 				r.bPerOp, r.hasMem = v, true
 			case "allocs/op":
 				r.allocs = v
+			case "stored-B":
+				r.stored, r.hasStored = v, true
 			}
 		}
 		t.add(sectionOf(group, name), target, name, r)
@@ -116,8 +121,11 @@ func (t *table) read(in io.Reader) error {
 // the single-value benchmarks, a batch heading for the batch ones.
 func sectionOf(group, name string) string {
 	size := name[strings.LastIndexByte(name, '_')+1:]
-	if group == "BenchmarkBatch" {
+	switch group {
+	case "BenchmarkBatch":
 		return "Batch of 100, " + size + " (per value)"
+	case "BenchmarkCodec":
+		return "Codec only (no Redis), " + size
 	}
 	return size + " Struct"
 }
@@ -128,9 +136,17 @@ func (t *table) add(section, target, name string, r result) {
 		t.seen[section] = map[string]bool{}
 	}
 	if !t.seen[section][name] {
+		// A name one target has and an earlier one skipped goes after
+		// its predecessor on its own target, keeping the run's order.
 		t.seen[section][name] = true
-		t.order[section] = append(t.order[section], name)
+		names := t.order[section]
+		at := len(names)
+		if prev, ok := t.last[[2]string{section, target}]; ok {
+			at = slices.Index(names, prev) + 1
+		}
+		t.order[section] = slices.Insert(names, at, name)
 	}
+	t.last[[2]string{section, target}] = name
 	if !slices.Contains(t.targets, target) {
 		t.targets = append(t.targets, target)
 	}
@@ -142,13 +158,13 @@ func (t *table) add(section, target, name string, r result) {
 }
 
 func (t *table) write(w io.Writer) {
-	fmt.Fprintln(w, "| Benchmark | Target | Iterations | Time (ns/op) | Alloc (B/op) | Allocs/op |")
-	fmt.Fprintln(w, "| :-- | :-- | --: | --: | --: | --: |")
+	fmt.Fprintln(w, "| Benchmark | Target | Iterations | Time (ns/op) | Alloc (B/op) | Allocs/op | Stored (B) |")
+	fmt.Fprintln(w, "| :-- | :-- | --: | --: | --: | --: | --: |")
 	for i, s := range t.sections {
 		if i > 0 {
-			fmt.Fprintln(w, "| | | | | | |")
+			fmt.Fprintln(w, "| | | | | | | |")
 		}
-		fmt.Fprintf(w, "| **%s** | | | | | |\n", s)
+		fmt.Fprintf(w, "| **%s** | | | | | | |\n", s)
 		for _, name := range t.order[s] {
 			for _, tg := range t.targets {
 				r := t.rows[[2]string{name, tg}]
@@ -162,7 +178,11 @@ func (t *table) write(w io.Writer) {
 					mem = group(m.bPerOp)
 					allocs = group(m.allocs)
 				}
-				fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", name, tg, group(float64(m.iters)), group(m.nsPerOp), mem, allocs)
+				stored := ""
+				if m.hasStored {
+					stored = group(m.stored)
+				}
+				fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s |\n", name, tg, group(float64(m.iters)), group(m.nsPerOp), mem, allocs, stored)
 			}
 		}
 	}
