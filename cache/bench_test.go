@@ -19,7 +19,7 @@ import (
 
 // The benchmarks reproduce the table of the users' Redis serialization
 // benchmark: every codec × struct size × Set and Get, then batches of 100
-// (a pipeline of SET ... PX, and MSET). They run against an embedded
+// (a pipeline of SET ... EX|PX, and MSET). They run against an embedded
 // Sluice and a real redis-server as sub-benchmarks; `make bench-cache`
 // turns the output into a Markdown table.
 
@@ -149,7 +149,7 @@ func benchBatch[T any](b *testing.B, tg target, size string, c *cache.Cache[T], 
 			}
 		})
 	}
-	set("Pipeline_Set", benchTTL) // with a TTL: a pipeline of SET ... PX
+	set("Pipeline_Set", benchTTL) // with a TTL: a pipeline of SET ... EX|PX
 	set("MSet", 0)                // without: one MSET
 	b.Run("MGet_"+size, func(b *testing.B) {
 		must(b, tg, c.SetMany(ctx, items, 0))

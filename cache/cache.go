@@ -149,7 +149,7 @@ func (c *Cache[T]) GetMany(ctx context.Context, keys ...string) (map[string]T, e
 }
 
 // SetMany stores every item in one round trip: MSET when ttl is 0 (one per
-// hash slot on a cluster), else a pipeline of SET ... PX. A hash cache
+// hash slot on a cluster), else a pipeline of SET ... EX|PX. A hash cache
 // sends one MULTI/EXEC with DEL, HSET and PEXPIRE for every key; on a
 // cluster, one MULTI/EXEC per hash slot, concurrently.
 func (c *Cache[T]) SetMany(ctx context.Context, items map[string]T, ttl time.Duration) error {
@@ -207,7 +207,8 @@ func (c *Cache[T]) GetOrLoad(ctx context.Context, key string, ttl time.Duration,
 		if r.Err != nil {
 			return zero, r.Err
 		}
-		return r.Val.(T), nil
+		v, _ := r.Val.(T) // (a nil interface T comes back as a nil any)
+		return v, nil
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}

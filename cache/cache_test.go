@@ -98,7 +98,7 @@ func TestBatch(t *testing.T) {
 					t.Errorf("GetMany of missing keys = %v, %v", got, err)
 				}
 
-				// With a TTL every key gets it (a pipeline of SET ... PX
+				// With a TTL every key gets it (a pipeline of SET ... EX|PX
 				// for strings, PEXPIRE in the transaction for hashes).
 				must(t, tg, c.SetMany(ctx, items, 30*time.Second))
 				for k := range items {

@@ -33,7 +33,7 @@
 //
 // GetMany reads many keys in one round trip (MGET; pipelined HGETALLs for
 // hashes) and SetMany writes them in one (MSET, or a pipeline of SET ...
-// PX when there is a TTL). With a *redis.ClusterClient the keys are
+// EX|PX when there is a TTL). With a *redis.ClusterClient the keys are
 // grouped by hash slot first, since a cluster refuses multi-key commands
 // across slots; with a *redis.Ring one command per key is pipelined.
 //
