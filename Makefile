@@ -43,3 +43,16 @@ bench-seed003:
 SUITE ?= default
 bench-compare:
 	$(GO) run ./cmd/sluice-bench compare -suite $(SUITE) -out out/compare
+
+# Cache codec benchmarks (cache/bench_test.go) against an embedded Sluice and
+# redis-server, printed as one Markdown table. CACHE_BENCHTIME=2000x is brief;
+# use e.g. 2s on a quiet machine.
+CACHE_BENCH ?= .
+CACHE_BENCHTIME ?= 2000x
+
+.PHONY: bench-cache
+bench-cache:
+	@mkdir -p bin
+	@echo "cache benchmarks, -benchtime $(CACHE_BENCHTIME); raw output in bin/bench-cache.txt" >&2
+	@$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
+	@$(GO) run ./cache/internal/benchtable bin/bench-cache.txt
