@@ -89,10 +89,23 @@ func (ks *Keyspace) Swap(a, b int) {
 // Now is the current time in unix milliseconds.
 func Now() int64 { return time.Now().UnixMilli() }
 
-var lruBase = time.Now()
+var (
+	lruBase  = time.Now()
+	lruClock atomic.Uint32
+)
+
+// The LRU clock has a resolution of one second (as Redis's); a ticker keeps
+// it, so reading it on every access costs one atomic load, not a clock read.
+func init() {
+	go func() {
+		for range time.Tick(100 * time.Millisecond) {
+			lruClock.Store(uint32(time.Since(lruBase) / time.Second))
+		}
+	}()
+}
 
 // LRUClock is the current LRU clock in seconds.
-func LRUClock() uint32 { return uint32(time.Since(lruBase) / time.Second) }
+func LRUClock() uint32 { return lruClock.Load() }
 
 // LockShard locks the shard of key. Callers that lock several shards lock
 // them in ascending index order (see ShardSet).
