@@ -255,11 +255,8 @@ func spopCommand(c *Client, args [][]byte) {
 }
 
 func spopWithCount(c *Client, args [][]byte) {
-	l, ok := c.intArg(args[2])
-	if !ok {
-		return
-	}
-	if l < 0 {
+	l, ok := resp.ParseInt(args[2])
+	if !ok || l < 0 {
 		c.w.Error(errPositive)
 		return
 	}
