@@ -148,7 +148,7 @@ var params = []*param{
 	{name: "lazyfree-lazy-user-flush", kind: pBool, def: "no"},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: pInt, def: "-2", min: math.MinInt32, max: math.MaxInt32, apply: intApply(func(c *Config) *atomic.Int64 { return &c.listPackSize })},
 	{name: "list-compress-depth", kind: pInt, def: "0", min: 0, max: math.MaxInt32, apply: intApply(func(c *Config) *atomic.Int64 { return &c.listCompress })},
-	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "128", min: 0, max: math.MaxInt64, apply: intApply(func(c *Config) *atomic.Int64 { return &c.hashMaxEnt })},
+	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: pInt, def: "512", min: 0, max: math.MaxInt64, apply: intApply(func(c *Config) *atomic.Int64 { return &c.hashMaxEnt })},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: pInt, def: "64", min: 0, max: math.MaxInt64, apply: intApply(func(c *Config) *atomic.Int64 { return &c.hashMaxVal })},
 	{name: "set-max-intset-entries", kind: pInt, def: "512", min: 0, max: math.MaxInt64, apply: intApply(func(c *Config) *atomic.Int64 { return &c.setMaxIntset })},
 	{name: "set-max-listpack-entries", kind: pInt, def: "128", min: 0, max: math.MaxInt64, apply: intApply(func(c *Config) *atomic.Int64 { return &c.setMaxLP })},
