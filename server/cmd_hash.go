@@ -743,6 +743,26 @@ func parseCollScanOpts(c *Client, args [][]byte) (scanOpts, bool) {
 	return o, true
 }
 
+// scanSteps runs Redis's scanGenericCommand loop over a hash table: one
+// step (bucket) at a time while the cursor is not 0, fewer than
+// count*10 steps were taken and fewer than count raw elements were seen.
+func scanSteps(cursor uint64, count int64, raw *uint64, step func(uint64) uint64) uint64 {
+	maxIter := count * 10
+	for {
+		cursor = step(cursor)
+		if cursor == 0 {
+			return 0
+		}
+		if maxIter == 0 {
+			return cursor
+		}
+		maxIter--
+		if *raw >= uint64(count) {
+			return cursor
+		}
+	}
+}
+
 // replyScan writes [cursor, items].
 func replyScan(c *Client, cursor uint64, items [][]byte) {
 	c.w.Array(2)
@@ -789,21 +809,17 @@ func hscanCommand(c *Client, args [][]byte) {
 		cursor = h.Scan(cursor, visit)
 	} else {
 		// Like Redis: steps until COUNT elements (fields and values both
-		// count, so 2*COUNT) or 10*COUNT empty steps. Filtering comes
-		// after, so count raw elements.
+		// count, so 2*COUNT) or 10*COUNT steps. Filtering comes after, so
+		// raw elements count. The arithmetic wraps and the comparison is
+		// unsigned as in C, so a huge COUNT means "everything".
 		count := o.count * 2
-		maxIter := count * 10
-		raw := int64(0)
-		for {
-			cursor = h.Scan(cursor, func(f, v []byte) {
+		raw := uint64(0)
+		cursor = scanSteps(cursor, count, &raw, func(cur uint64) uint64 {
+			return h.Scan(cur, func(f, v []byte) {
 				raw += 2
 				visit(f, v)
 			})
-			if cursor == 0 || maxIter == 0 || raw >= count {
-				break
-			}
-			maxIter--
-		}
+		})
 	}
 	replyScan(c, cursor, items)
 }

@@ -707,15 +707,10 @@ func sscanCommand(c *Client, args [][]byte) {
 	if s.IsIntset() {
 		cursor = s.Scan(cursor, visit)
 	} else {
-		maxIter := o.count * 10
-		raw := int64(0)
-		for {
-			cursor = s.Scan(cursor, func(m []byte) { raw++; visit(m) })
-			if cursor == 0 || maxIter == 0 || raw >= o.count {
-				break
-			}
-			maxIter--
-		}
+		raw := uint64(0)
+		cursor = scanSteps(cursor, o.count, &raw, func(cur uint64) uint64 {
+			return s.Scan(cur, func(m []byte) { raw++; visit(m) })
+		})
 	}
 	replyScan(c, cursor, items)
 }

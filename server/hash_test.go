@@ -432,6 +432,11 @@ func TestHscanGuaranteeThroughServer(t *testing.T) {
 			t.Fatalf("stable%d never returned", i)
 		}
 	}
+	// A huge COUNT overflows Redis's arithmetic into "no limit".
+	reply0 := c.do("HSCAN", "h", "0", "COUNT", "9223372036854775807").([]any)
+	if n := len(hsStrings(t, reply0[1])); reply0[0] != "0" || n != 2*1000 {
+		t.Fatalf("HSCAN COUNT max: cursor %v, %d items", reply0[0], n)
+	}
 	// MATCH filters on fields only.
 	reply := c.do("HSCAN", "h", "0", "MATCH", "stable99*", "COUNT", "100000").([]any)
 	items := hsStrings(t, reply[1])

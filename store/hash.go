@@ -335,14 +335,35 @@ func lpAppendItem(lp, b []byte) []byte {
 	return append(lp, b...)
 }
 
+// lpLen decodes the uvarint length at off: the value and the offset after it.
+func lpLen(lp []byte, off int) (int, int) {
+	c := lp[off]
+	if c < 0x80 {
+		return int(c), off + 1
+	}
+	l := 0
+	for shift := 0; ; shift += 7 {
+		c := lp[off]
+		off++
+		l |= int(c&0x7f) << shift
+		if c < 0x80 {
+			return l, off
+		}
+	}
+}
+
 // lpFind returns the offset of field's entry, of its value item and of the
-// end of the entry, or off = -1.
+// end of the entry, or off = -1. It is the hot loop of small hashes, so
+// it compares lengths before bytes and decodes one-byte lengths inline.
 func (h *HashVal) lpFind(field []byte) (off, voff, end int) {
-	for off = 0; off < len(h.lp); {
-		f, vo := lpItem(h.lp, off)
-		_, e := lpItem(h.lp, vo)
-		if string(f) == string(field) {
-			return off, vo, e
+	lp := h.lp
+	for off < len(lp) {
+		fl, fs := lpLen(lp, off)
+		fe := fs + fl
+		vl, vs := lpLen(lp, fe)
+		e := vs + vl
+		if fl == len(field) && string(lp[fs:fe]) == string(field) {
+			return off, fe, e
 		}
 		off = e
 	}
