@@ -9,8 +9,11 @@ build:
 run:
 	$(GO) run ./cmd/sluice-server
 
+# The README's test command: installs redis-server if missing (the
+# differential tests compare against it), then runs every test.
 test:
-	$(GO) test ./...
+	scripts/ensure-redis.sh
+	$(GO) test -count=1 ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./server/
@@ -21,3 +24,35 @@ fuzz:
 lint:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l .)"
+
+# Seed 003: redigo pipelined vs one-by-one (batches of 10/100/1000) against an
+# in-process Sluice, redis-server (skipped when absent) and miniredis, 5 runs
+# each, summarised by benchstat.
+COUNT ?= 5
+BENCHTIME ?= 1s
+BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+.PHONY: bench-seed003 bench-compare
+bench-seed003:
+	mkdir -p .bench
+	$(GO) test -run '^$$' -bench 'Seed003' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./bench/ > .bench/seed003.txt || { cat .bench/seed003.txt; exit 1; }
+	cat .bench/seed003.txt
+	$(GO) run $(BENCHSTAT) .bench/seed003.txt
+
+# Sluice vs redis-server through redis-benchmark; SUITE=all for everything.
+SUITE ?= default
+bench-compare:
+	$(GO) run ./cmd/sluice-bench compare -suite $(SUITE) -out out/compare
+
+# Cache codec benchmarks (cache/bench_test.go) against an embedded Sluice and
+# redis-server, printed as one Markdown table. CACHE_BENCHTIME=2000x is brief;
+# use e.g. 2s on a quiet machine.
+CACHE_BENCH ?= .
+CACHE_BENCHTIME ?= 2000x
+
+.PHONY: bench-cache
+bench-cache:
+	@mkdir -p bin
+	@echo "cache benchmarks, -benchtime $(CACHE_BENCHTIME); raw output in bin/bench-cache.txt" >&2
+	@$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
+	@$(GO) run ./cache/internal/benchtable bin/bench-cache.txt

@@ -114,8 +114,12 @@ func runCase(t *testing.T, c caseDef, redisAddr, sluiceAddr string) {
 	r := redistest.Dial(t, redisAddr)
 	s := redistest.Dial(t, sluiceAddr)
 	for _, conn := range []*redistest.Conn{r, s} {
-		if _, err := conn.Do("FLUSHALL"); err != nil {
+		reply, err := conn.Do("FLUSHALL")
+		if err != nil {
 			t.Fatal(err)
+		}
+		if reply != "+OK\r\n" {
+			t.Fatalf("FLUSHALL before the case replied %q", reply)
 		}
 	}
 	for _, l := range c.lines {

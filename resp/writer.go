@@ -12,6 +12,9 @@ type Writer struct {
 	Buf    []byte
 	Proto  int
 	Errors int // error replies written, for statistics
+	// OnError, when set, is called with every error reply's text (INFO
+	// errorstats counts them by code).
+	OnError func(msg string)
 }
 
 // Resp3 reports whether replies are written in RESP3.
@@ -34,6 +37,9 @@ func (w *Writer) Simple(s string) {
 // ("ERR ...", "WRONGTYPE ..."); a missing leading '-' is added.
 func (w *Writer) Error(msg string) {
 	w.Errors++
+	if w.OnError != nil {
+		w.OnError(msg)
+	}
 	w.Buf = append(w.Buf, '-')
 	w.Buf = appendSanitized(w.Buf, msg)
 	w.Buf = append(w.Buf, '\r', '\n')

@@ -38,8 +38,12 @@ type Client struct {
 	closeAfterReply bool // QUIT, protocol error: close once replies are written
 	closeASAP       atomic.Bool
 	blockedFlag     atomic.Bool
-	replyOff        bool // CLIENT REPLY OFF
-	replySkip       int  // CLIENT REPLY SKIP: skip the next command's reply
+	dirtyCAS        atomic.Bool  // a watched key changed: EXEC fails
+	watched         []watchedKey // keys this client WATCHes
+	ps              subs         // pub/sub subscriptions
+	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
+	replyOff        bool         // CLIENT REPLY OFF
+	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply
 	noEvict         bool
 	noTouch         bool
 
@@ -196,15 +200,15 @@ func (c *Client) dispatch(args [][]byte) {
 		c.rejectCmd(cmd, errNoAuth)
 		return
 	}
+	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
+		return
+	}
 	if c.tx != nil && !isTxControl(cmd) {
 		if cmd.flags&flagNoMulti != 0 {
 			c.rejectCmd(cmd, "ERR Command not allowed inside a transaction")
 			return
 		}
 		c.queue(cmd, args)
-		return
-	}
-	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
 		return
 	}
 	c.call(cmd, args)
@@ -306,7 +310,11 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		ks.Lock.RUnlock(c.slot)
 	}
 	c.lastCmd.Store(cmd)
-	c.srv.stats[c.slot].record(cmd, nanotime()-start, errs != c.countErrors())
+	ns := nanotime() - start
+	c.srv.stats[c.slot].record(cmd, ns, errs != c.countErrors())
+	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
+		c.RecordSlow(args, ns/1000)
+	}
 }
 
 // countErrors is a cheap way to see if a command replied with an error:

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -295,8 +294,9 @@ func hincrbyCommand(c *Client, args [][]byte) {
 }
 
 func hincrbyfloatCommand(c *Client, args [][]byte) {
-	incr, ok := parseLongDouble(args[3])
-	if !ok {
+	// Redis computes in long double; see the emulation beside INCRBYFLOAT.
+	incr := newLongDouble()
+	if !parseLongDouble(incr, args[3]) {
 		c.w.Error(errNotFloat)
 		return
 	}
@@ -310,214 +310,26 @@ func hincrbyfloatCommand(c *Client, args [][]byte) {
 		return
 	}
 	value := newLongDouble()
-	if v, found := h.Get(args[2]); found {
-		value, ok = parseLongDouble(v)
-		if !ok {
-			c.w.Error("ERR hash value is not a float")
-			return
-		}
+	if v, found := h.Get(args[2]); found && !parseLongDouble(value, v) {
+		c.w.Error("ERR hash value is not a float")
+		return
 	}
 	if value.IsInf() {
 		c.w.Error(errNaNInf)
 		return
 	}
 	value.Add(value, incr)
-	if longDoubleOverflows(value) {
+	if ldOverflows(value) {
 		c.w.Error(errNaNInf)
 		return
 	}
-	out := formatLongDoubleHuman(value)
+	var tmp [64]byte
+	out := formatLongDouble(tmp[:0], value)
 	maxEnt, maxVal := c.hashLimits()
 	h.Set(args[2], out, maxEnt, maxVal)
 	c.w.Bulk(out)
 	c.DB().Modified(key)
 	c.notify(NotifyHash, "hincrbyfloat", key)
-}
-
-// x87 long double emulation for HINCRBYFLOAT, which Redis computes in
-// long double (64-bit mantissa, 15-bit exponent) and prints with "%.17Lf".
-
-const (
-	ldPrec   = 64
-	ldMaxExp = 16384  // |x| < 2^16384
-	ldMinExp = -16444 // smallest denormal is 0.5 * 2^-16444
-)
-
-func newLongDouble() *big.Float { return new(big.Float).SetPrec(ldPrec) }
-
-func longDoubleOverflows(f *big.Float) bool {
-	if f.IsInf() {
-		return true
-	}
-	return f.Sign() != 0 && f.MantExp(nil) > ldMaxExp
-}
-
-// parseLongDouble parses b as Redis's string2ld does (strtold, the whole
-// string, no leading space, no NaN, no overflow or underflow to zero).
-func parseLongDouble(b []byte) (*big.Float, bool) {
-	if len(b) == 0 || len(b) >= 5*1024 {
-		return nil, false
-	}
-	s := string(b)
-	i := 0
-	neg := false
-	if s[0] == '+' || s[0] == '-' {
-		neg = s[0] == '-'
-		i = 1
-	}
-	body := s[i:]
-	switch strings.ToLower(body) {
-	case "inf", "infinity":
-		return new(big.Float).SetInf(neg), true
-	}
-	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
-	isHex := func(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
-	if len(body) > 2 && body[0] == '0' && body[1]|0x20 == 'x' {
-		// Hexadecimal: digits, optional point, optional binary exponent.
-		j, digits := 2, 0
-		for j < len(body) && isHex(body[j]) {
-			j, digits = j+1, digits+1
-		}
-		if j < len(body) && body[j] == '.' {
-			j++
-			for j < len(body) && isHex(body[j]) {
-				j, digits = j+1, digits+1
-			}
-		}
-		if digits == 0 {
-			return nil, false
-		}
-		if j < len(body) && body[j]|0x20 == 'p' {
-			j++
-			if j < len(body) && (body[j] == '+' || body[j] == '-') {
-				j++
-			}
-			if j == len(body) || !isDigit(body[j]) {
-				return nil, false
-			}
-			e := j
-			for j < len(body) && isDigit(body[j]) {
-				j++
-			}
-			if j-e > 9 {
-				return nil, false // absurd binary exponents overflow or underflow
-			}
-		}
-		if j != len(body) {
-			return nil, false
-		}
-		f, _, err := newLongDouble().Parse(s, 0)
-		if err != nil {
-			return nil, false
-		}
-		return f, longDoubleInRange(f)
-	}
-	// Decimal: digits, optional point and fraction, optional exponent.
-	j := 0
-	for j < len(body) && isDigit(body[j]) {
-		j++
-	}
-	intPart := body[:j]
-	frac := ""
-	if j < len(body) && body[j] == '.' {
-		k := j + 1
-		for k < len(body) && isDigit(body[k]) {
-			k++
-		}
-		frac = body[j+1 : k]
-		j = k
-	}
-	if len(intPart)+len(frac) == 0 {
-		return nil, false
-	}
-	exp := 0
-	if j < len(body) && body[j]|0x20 == 'e' {
-		k := j + 1
-		eneg := false
-		if k < len(body) && (body[k] == '+' || body[k] == '-') {
-			eneg = body[k] == '-'
-			k++
-		}
-		if k == len(body) || !isDigit(body[k]) {
-			return nil, false
-		}
-		for ; k < len(body) && isDigit(body[k]); k++ {
-			if exp < 1e8 {
-				exp = exp*10 + int(body[k]-'0')
-			}
-		}
-		if eneg {
-			exp = -exp
-		}
-		j = k
-	}
-	if j != len(body) {
-		return nil, false
-	}
-	f := newLongDouble()
-	mant := strings.TrimLeft(intPart+frac, "0")
-	if mant == "" {
-		if neg {
-			f.Neg(f)
-		}
-		return f, true
-	}
-	// value = 0.mant * 10^e10: reject what surely overflows or underflows
-	// to zero before doing exact arithmetic.
-	e10 := len(mant) + exp - len(frac)
-	if e10 > 4934 || e10 < -4952 {
-		return nil, false
-	}
-	num, _ := new(big.Int).SetString(mant, 10)
-	r := new(big.Rat).SetInt(num)
-	shift := exp - len(frac)
-	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(shift))), nil)
-	if shift >= 0 {
-		r.Mul(r, new(big.Rat).SetInt(p))
-	} else {
-		r.Quo(r, new(big.Rat).SetInt(p))
-	}
-	f.SetRat(r)
-	if neg {
-		f.Neg(f)
-	}
-	return f, longDoubleInRange(f)
-}
-
-func abs(v int) int {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
-func longDoubleInRange(f *big.Float) bool {
-	if f.Sign() == 0 {
-		return true
-	}
-	e := f.MantExp(nil)
-	return e <= ldMaxExp && e >= ldMinExp
-}
-
-// formatLongDoubleHuman formats as ld2string's LD_STR_HUMAN: "%.17Lf" with
-// trailing zeros (and a trailing point) removed, "-0" as "0".
-func formatLongDoubleHuman(f *big.Float) []byte {
-	b := f.Append(nil, 'f', 17)
-	if len(b) > 0 && b[0] == '+' {
-		b = b[1:]
-	}
-	if strings.IndexByte(string(b), '.') >= 0 {
-		for b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
-		if b[len(b)-1] == '.' {
-			b = b[:len(b)-1]
-		}
-	}
-	if string(b) == "-0" {
-		b = b[1:]
-	}
-	return b
 }
 
 // Random fields.
@@ -822,4 +634,133 @@ func hscanCommand(c *Client, args [][]byte) {
 		})
 	}
 	replyScan(c, cursor, items)
+}
+
+// Hooks of the generic keyspace commands (OBJECT ENCODING, COPY, MEMORY
+// USAGE) for hashes and sets.
+func init() {
+	prev := objectEncodingOf
+	objectEncodingOf = func(e *store.Entry) string {
+		if enc, ok := hashSetEncoding(e); ok {
+			return enc
+		}
+		return prev(e)
+	}
+	objectDupers[store.KindHash] = func(e *store.Entry) *store.Entry { return store.NewHashEntry(e.AsHash().Dup()) }
+	objectDupers[store.KindSet] = func(e *store.Entry) *store.Entry { return store.NewSetEntry(e.AsSet().Dup()) }
+	objectSizers[store.KindHash] = hashObjectSize
+	objectSizers[store.KindSet] = setObjectSize
+}
+
+// Redis's structure sizes for objectComputeSize (64-bit).
+const (
+	dictStructSize = 56 // struct dict in 7.0
+	listpackHeader = 7  // 6-byte header and the end byte
+)
+
+// redisDictSlots approximates the bucket count of a Redis dict holding n
+// entries: the power of two it grows to (at least 4), ignoring rehashing
+// in progress.
+func redisDictSlots(n int) int64 {
+	s := int64(4)
+	for s < int64(n) {
+		s *= 2
+	}
+	return s
+}
+
+// lpEntrySize is the bytes Redis's listpack uses for one element: an
+// integer encoding when the string is a canonical int64, else a string
+// encoding, plus the back-length.
+func lpEntrySize(b []byte) int64 {
+	var l int64
+	if v, ok := resp.ParseInt(b); ok {
+		switch {
+		case v >= 0 && v <= 127:
+			l = 1
+		case v >= -4096 && v <= 4095:
+			l = 2
+		case v >= -1<<15 && v < 1<<15:
+			l = 3
+		case v >= -1<<23 && v < 1<<23:
+			l = 4
+		case v >= -1<<31 && v < 1<<31:
+			l = 5
+		default:
+			l = 9
+		}
+	} else {
+		n := int64(len(b))
+		switch {
+		case n < 64:
+			l = 1 + n
+		case n < 4096:
+			l = 2 + n
+		default:
+			l = 5 + n
+		}
+	}
+	switch {
+	case l <= 127:
+		return l + 1
+	case l < 16383:
+		return l + 2
+	case l < 2097151:
+		return l + 3
+	case l < 268435455:
+		return l + 4
+	}
+	return l + 5
+}
+
+// hashObjectSize mirrors objectComputeSize for hashes.
+func hashObjectSize(e *store.Entry, samples int64) int64 {
+	h := e.AsHash()
+	if h.IsListpack() {
+		n := int64(listpackHeader)
+		h.ForEach(func(f, v []byte) bool {
+			n += lpEntrySize(f) + lpEntrySize(v)
+			return true
+		})
+		return robjSize + mallocSize(n)
+	}
+	size := int64(robjSize+dictStructSize) + 8*redisDictSlots(h.Len())
+	var ele, seen int64
+	h.ForEach(func(f, v []byte) bool {
+		ele += sdsAllocSize(len(f)) + sdsAllocSize(len(v)) + dictEntrySize
+		seen++
+		return seen < samples
+	})
+	if seen > 0 {
+		size += int64(float64(ele) / float64(seen) * float64(h.Len()))
+	}
+	return size
+}
+
+// setObjectSize mirrors objectComputeSize for sets.
+func setObjectSize(e *store.Entry, samples int64) int64 {
+	s := e.AsSet()
+	if s.IsIntset() {
+		width := int64(2)
+		for _, v := range s.Ints() {
+			switch {
+			case v < -1<<31 || v >= 1<<31:
+				width = 8
+			case (v < -1<<15 || v >= 1<<15) && width < 4:
+				width = 4
+			}
+		}
+		return robjSize + mallocSize(8+width*int64(s.Len()))
+	}
+	size := int64(robjSize+dictStructSize) + 8*redisDictSlots(s.Len())
+	var ele, seen int64
+	s.ForEach(func(m []byte) bool {
+		ele += sdsAllocSize(len(m)) + dictEntrySize
+		seen++
+		return seen < samples
+	})
+	if seen > 0 {
+		size += int64(float64(ele) / float64(seen) * float64(s.Len()))
+	}
+	return size
 }

@@ -1,22 +1,74 @@
 package server
 
 import (
+	"math"
+	"math/big"
+
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
 
+// String commands, after Redis 7.0's t_string.c: the same replies, error
+// texts, argument checking order, encodings and keyspace notifications.
+
 func init() {
 	register(
-		&Command{Name: "get", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Returns the string value of a key.", Complexity: "O(1)", Fn: getCommand},
-		&Command{Name: "set", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "1.0.0", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Complexity: "O(1)", Fn: setCommand},
+		&Command{Name: "get", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Get the value of a key", Complexity: "O(1)", Fn: getCommand},
+		&Command{Name: "set", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key", Complexity: "O(1)", Fn: setCommand},
+		&Command{Name: "setnx", Arity: 3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Set the value of a key, only if the key does not exist", Complexity: "O(1)", Fn: setnxCommand},
+		&Command{Name: "setex", Arity: 4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "2.0.0", Summary: "Set the value and expiration of a key", Complexity: "O(1)", Fn: setexCommand},
+		&Command{Name: "psetex", Arity: 4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "2.6.0", Summary: "Set the value and expiration in milliseconds of a key", Complexity: "O(1)", Fn: psetexCommand},
+		&Command{Name: "mget", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: -1, Step: 1, ACL: []string{"read", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Get the values of all the given keys", Complexity: "O(N) where N is the number of keys to retrieve.", Fn: mgetCommand},
+		&Command{Name: "mset", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: -1, Step: 2, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values", Complexity: "O(N) where N is the number of keys to set.", Fn: msetCommand},
+		&Command{Name: "msetnx", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: -1, Step: 2, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "1.0.1", Summary: "Set multiple keys to multiple values, only if none of the keys exist", Complexity: "O(N) where N is the number of keys to set.", Fn: msetnxCommand},
+		&Command{Name: "getset", Arity: 3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key and return its old value", Complexity: "O(1)", Fn: getsetCommand},
+		&Command{Name: "getdel", Arity: 2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "6.2.0", Summary: "Get the value of a key and delete the key", Complexity: "O(1)", Fn: getdelCommand},
+		&Command{Name: "getex", Arity: -2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "6.2.0", Summary: "Get the value of a key and optionally set its expiration", Complexity: "O(1)", Fn: getexCommand},
+		&Command{Name: "append", Arity: 3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "2.0.0", Summary: "Append a value to a key", Complexity: "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", Fn: appendCommand},
+		&Command{Name: "strlen", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "string", "fast"}, Group: "string", Since: "2.2.0", Summary: "Get the length of the value stored in a key", Complexity: "O(1)", Fn: strlenCommand},
+		&Command{Name: "getrange", Arity: 4, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "string", "slow"}, Group: "string", Since: "2.4.0", Summary: "Get a substring of the string stored at a key", Complexity: rangeComplexity, Fn: getrangeCommand},
+		&Command{Name: "substr", Arity: 4, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "string", "slow"}, Group: "string", Since: "1.0.0", Summary: "Get a substring of the string stored at a key", Complexity: rangeComplexity, Fn: getrangeCommand},
+		&Command{Name: "setrange", Arity: 4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "slow"}, Group: "string", Since: "2.2.0", Summary: "Overwrite part of a string at key starting at the specified offset", Complexity: "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", Fn: setrangeCommand},
+		&Command{Name: "incr", Arity: 2, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Increment the integer value of a key by one", Complexity: "O(1)", Fn: incrCommand},
+		&Command{Name: "decr", Arity: 2, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Decrement the integer value of a key by one", Complexity: "O(1)", Fn: decrCommand},
+		&Command{Name: "incrby", Arity: 3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Increment the integer value of a key by the given amount", Complexity: "O(1)", Fn: incrbyCommand},
+		&Command{Name: "decrby", Arity: 3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "1.0.0", Summary: "Decrement the integer value of a key by the given number", Complexity: "O(1)", Fn: decrbyCommand},
+		&Command{Name: "incrbyfloat", Arity: 3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "string", "fast"}, Group: "string", Since: "2.6.0", Summary: "Increment the float value of a key by the given amount", Complexity: "O(1)", Fn: incrbyfloatCommand},
+		&Command{Name: "lcs", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 2, Step: 1, ACL: []string{"read", "string", "slow"}, Group: "string", Since: "7.0.0", Summary: "Find longest common substring", Complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively", Fn: lcsCommand},
 	)
+}
+
+const rangeComplexity = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."
+
+// Errors only the string commands use.
+const (
+	errDecrOverflow = "ERR decrement would overflow"
+	errLCSType      = "ERR The specified keys must contain string values"
+	errLCSLenIdx    = "ERR If you want both the length and indexes, please just use IDX."
+	errLCSTooLong   = "ERR String too long for LCS"
+	errLCSMemory    = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+)
+
+// maxEntryLen is the longest string a store.Entry can hold (its length is
+// 32 bits). Redis has no such limit below proto-max-bulk-len; Sluice
+// refuses longer strings with the proto-max-bulk-len error.
+const maxEntryLen = math.MaxUint32
+
+// lookupRead looks key up for reading, as Redis's lookupKeyRead: a miss
+// fires the "keymiss" notification.
+func (c *Client) lookupRead(key []byte) *store.Entry {
+	e := c.DB().Lookup(key)
+	if e == nil {
+		c.notify(NotifyKeyMiss, "keymiss", key)
+	}
+	return e
 }
 
 // getString returns the string entry of key, replying WRONGTYPE (and
 // returning ok=false) when the key holds another type. e is nil for a
 // missing key.
 func (c *Client) getString(key []byte) (e *store.Entry, ok bool) {
-	e = c.DB().Lookup(key)
+	e = c.lookupRead(key)
 	if e != nil && e.Kind() != store.KindString {
 		c.wrongType()
 		return nil, false
@@ -33,19 +85,58 @@ func (c *Client) replyString(e *store.Entry) {
 	c.w.Bulk(e.Bytes(nil))
 }
 
-func getCommand(c *Client, args [][]byte) {
-	e, ok := c.getString(args[1])
+// getGeneric is GET's body, shared by GETSET, GETDEL and SET ... GET: it
+// replies with the value (or null) and returns the entry; ok is false
+// after a WRONGTYPE reply.
+func (c *Client) getGeneric(key []byte) (e *store.Entry, ok bool) {
+	e, ok = c.getString(key)
 	if !ok {
-		return
+		return nil, false
 	}
 	if e == nil {
 		c.w.Null()
-		return
+	} else {
+		c.replyString(e)
 	}
-	c.replyString(e)
+	return e, true
 }
 
-// setFlags are SET's options.
+// setKey stores val under key as Redis's setKey does. An existing string
+// is overwritten in place (no allocation for a value of similar size);
+// any other existing value is replaced. The TTL is cleared unless keepTTL.
+// old is the key's current entry (nil when missing).
+func (c *Client) setKey(key, val []byte, old *store.Entry, keepTTL bool) *store.Entry {
+	db := c.DB()
+	if old != nil && old.Kind() == store.KindString {
+		old.SetBytes(val)
+		if !keepTTL && old.Expire() != 0 {
+			db.SetExpire(key, old, 0)
+		}
+		db.Modified(key)
+		return old
+	}
+	e := store.NewString(val)
+	if old == nil {
+		db.Add(key, e)
+		c.notify(NotifyNew, "new", key)
+	} else {
+		db.Set(key, e, keepTTL)
+	}
+	return e
+}
+
+// opt returns an option argument as Redis's C code sees it: up to the
+// first NUL byte (so "nx\x00junk" is NX there, and here).
+func opt(b []byte) []byte {
+	for i, ch := range b {
+		if ch == 0 {
+			return b[:i]
+		}
+	}
+	return b
+}
+
+// Options of SET and GETEX (t_string.c's OBJ_* flags).
 const (
 	setNX = 1 << iota
 	setXX
@@ -55,154 +146,888 @@ const (
 	setPX
 	setEXAT
 	setPXAT
+	setPersist
+	setAnyExpire = setEX | setPX | setEXAT | setPXAT
 )
 
-func setCommand(c *Client, args [][]byte) {
-	flags := 0
-	var expire int64
-	var unitMs bool
-	var abs bool
-	for i := 3; i < len(args); i++ {
-		a := args[i]
-		next := i+1 < len(args)
+// parseStringOpts parses the options of SET (from args[3]) or GETEX (from
+// args[2]) as parseExtendedStringArgumentsOrReply does. Only the syntax is
+// checked here; the expire argument is validated later, in Redis's order.
+func (c *Client) parseStringOpts(args [][]byte, isSet bool) (flags int, expire []byte, ok bool) {
+	j := 2
+	if isSet {
+		j = 3
+	}
+	for ; j < len(args); j++ {
+		a := opt(args[j])
+		next := j+1 < len(args)
 		switch {
-		case eq(a, "nx") && flags&setXX == 0:
+		case isSet && eq(a, "nx") && flags&setXX == 0:
 			flags |= setNX
-		case eq(a, "xx") && flags&setNX == 0:
+		case isSet && eq(a, "xx") && flags&setNX == 0:
 			flags |= setXX
-		case eq(a, "get"):
+		case isSet && eq(a, "get"):
 			flags |= setGet
-		case eq(a, "keepttl") && flags&(setEX|setPX|setEXAT|setPXAT) == 0:
+		case isSet && eq(a, "keepttl") && flags&(setPersist|setAnyExpire) == 0:
 			flags |= setKeepTTL
-		case eq(a, "ex") && flags&(setKeepTTL|setPX|setEXAT|setPXAT) == 0 && next:
+		case !isSet && eq(a, "persist") && flags&(setAnyExpire|setKeepTTL) == 0:
+			flags |= setPersist
+		case eq(a, "ex") && flags&(setKeepTTL|setPersist|setEXAT|setPX|setPXAT) == 0 && next:
 			flags |= setEX
-			i++
-			v, ok := resp.ParseInt(args[i])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			expire = v
-		case eq(a, "px") && flags&(setKeepTTL|setEX|setEXAT|setPXAT) == 0 && next:
+			j++
+			expire = args[j]
+		case eq(a, "px") && flags&(setKeepTTL|setPersist|setEX|setEXAT|setPXAT) == 0 && next:
 			flags |= setPX
-			unitMs = true
-			i++
-			v, ok := resp.ParseInt(args[i])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			expire = v
-		case eq(a, "exat") && flags&(setKeepTTL|setEX|setPX|setPXAT) == 0 && next:
+			j++
+			expire = args[j]
+		case eq(a, "exat") && flags&(setKeepTTL|setPersist|setEX|setPX|setPXAT) == 0 && next:
 			flags |= setEXAT
-			abs = true
-			i++
-			v, ok := resp.ParseInt(args[i])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			expire = v
-		case eq(a, "pxat") && flags&(setKeepTTL|setEX|setPX|setEXAT) == 0 && next:
+			j++
+			expire = args[j]
+		case eq(a, "pxat") && flags&(setKeepTTL|setPersist|setEX|setEXAT|setPX) == 0 && next:
 			flags |= setPXAT
-			abs, unitMs = true, true
-			i++
-			v, ok := resp.ParseInt(args[i])
-			if !ok {
-				c.w.Error(errNotInt)
+			j++
+			expire = args[j]
+		default:
+			c.w.Error(errSyntax)
+			return 0, nil, false
+		}
+	}
+	return flags, expire, true
+}
+
+// expireMs converts an expire argument to an absolute unix time in ms, as
+// getExpireMillisecondsOrReply does (relative for EX/PX, seconds for
+// EX/EXAT), replying with Redis's error when it is invalid.
+func (c *Client) expireMs(arg []byte, flags int, name string) (int64, bool) {
+	v, ok := resp.ParseInt(arg)
+	if !ok {
+		c.w.Error(errNotInt)
+		return 0, false
+	}
+	seconds := flags&(setEX|setEXAT) != 0
+	if v <= 0 || (seconds && v > math.MaxInt64/1000) {
+		c.w.Error(errInvalidExpire(name))
+		return 0, false
+	}
+	if seconds {
+		v *= 1000
+	}
+	if flags&(setEX|setPX) != 0 {
+		v += store.Now() // wraps on overflow, caught below as in Redis
+	}
+	if v <= 0 {
+		c.w.Error(errInvalidExpire(name))
+		return 0, false
+	}
+	return v, true
+}
+
+func getCommand(c *Client, args [][]byte) {
+	c.getGeneric(args[1])
+}
+
+// Reply styles of setGeneric.
+const (
+	replyOK  = iota // +OK, or null when NX/XX aborts
+	replyInt        // :1, or :0 when NX/XX aborts (SETNX)
+)
+
+// setGeneric is setGenericCommand: SET, SETNX, SETEX and PSETEX.
+func (c *Client) setGeneric(name string, flags int, key, val, expire []byte, style int) {
+	var when int64
+	if expire != nil {
+		var ok bool
+		if when, ok = c.expireMs(expire, flags, name); !ok {
+			return
+		}
+	}
+	if flags&setGet != 0 {
+		if _, ok := c.getGeneric(key); !ok {
+			return
+		}
+	}
+	db := c.DB()
+	old := db.Lookup(key)
+	if (flags&setNX != 0 && old != nil) || (flags&setXX != 0 && old == nil) {
+		if flags&setGet == 0 {
+			if style == replyInt {
+				c.w.Int(0)
+			} else {
+				c.w.Null()
+			}
+		}
+		return
+	}
+	e := c.setKey(key, val, old, flags&setKeepTTL != 0)
+	c.notify(NotifyString, "set", key)
+	if expire != nil {
+		// A time already past leaves the key logically expired: the next
+		// access removes it (with its "expired" event), as in Redis.
+		db.SetExpire(key, e, when)
+		c.notify(NotifyGeneric, "expire", key)
+	}
+	if flags&setGet == 0 {
+		if style == replyInt {
+			c.w.Int(1)
+		} else {
+			c.w.OK()
+		}
+	}
+}
+
+func setCommand(c *Client, args [][]byte) {
+	flags, expire, ok := c.parseStringOpts(args, true)
+	if !ok {
+		return
+	}
+	c.setGeneric("set", flags, args[1], args[2], expire, replyOK)
+}
+
+func setnxCommand(c *Client, args [][]byte) {
+	c.setGeneric("setnx", setNX, args[1], args[2], nil, replyInt)
+}
+
+func setexCommand(c *Client, args [][]byte) {
+	c.setGeneric("setex", setEX, args[1], args[3], args[2], replyOK)
+}
+
+func psetexCommand(c *Client, args [][]byte) {
+	c.setGeneric("psetex", setPX, args[1], args[3], args[2], replyOK)
+}
+
+func getexCommand(c *Client, args [][]byte) {
+	flags, expire, ok := c.parseStringOpts(args, false)
+	if !ok {
+		return
+	}
+	key := args[1]
+	e, ok := c.getString(key)
+	if !ok {
+		return
+	}
+	if e == nil {
+		c.w.Null()
+		return
+	}
+	var when int64
+	if expire != nil {
+		if when, ok = c.expireMs(expire, flags, "getex"); !ok {
+			return
+		}
+	}
+	c.replyString(e)
+	db := c.DB()
+	switch {
+	case flags&(setEXAT|setPXAT) != 0 && when <= store.Now():
+		db.Delete(key)
+		c.notify(NotifyGeneric, "del", key)
+	case expire != nil:
+		db.SetExpire(key, e, when)
+		db.Modified(key)
+		c.notify(NotifyGeneric, "expire", key)
+	case flags&setPersist != 0 && e.Expire() != 0:
+		db.SetExpire(key, e, 0)
+		db.Modified(key)
+		c.notify(NotifyGeneric, "persist", key)
+	}
+}
+
+func getdelCommand(c *Client, args [][]byte) {
+	e, ok := c.getGeneric(args[1])
+	if !ok || e == nil {
+		return
+	}
+	c.DB().Delete(args[1])
+	c.notify(NotifyGeneric, "del", args[1])
+}
+
+func getsetCommand(c *Client, args [][]byte) {
+	e, ok := c.getGeneric(args[1])
+	if !ok {
+		return
+	}
+	c.setKey(args[1], args[2], e, false)
+	c.notify(NotifyString, "set", args[1])
+}
+
+func mgetCommand(c *Client, args [][]byte) {
+	c.w.Array(len(args) - 1)
+	for _, key := range args[1:] {
+		e := c.lookupRead(key)
+		if e == nil || e.Kind() != store.KindString {
+			c.w.Null()
+		} else {
+			c.replyString(e)
+		}
+	}
+}
+
+func msetCommand(c *Client, args [][]byte)   { c.msetGeneric(args, false) }
+func msetnxCommand(c *Client, args [][]byte) { c.msetGeneric(args, true) }
+
+func (c *Client) msetGeneric(args [][]byte, nx bool) {
+	if len(args)%2 == 0 {
+		if nx {
+			c.w.Error(errArity("msetnx"))
+		} else {
+			c.w.Error(errArity("mset"))
+		}
+		return
+	}
+	db := c.DB()
+	if nx {
+		for j := 1; j < len(args); j += 2 {
+			if db.Lookup(args[j]) != nil {
+				c.w.Int(0)
 				return
 			}
-			expire = v
+		}
+	}
+	for j := 1; j < len(args); j += 2 {
+		c.setKey(args[j], args[j+1], db.Lookup(args[j]), false)
+		c.notify(NotifyString, "set", args[j])
+	}
+	if nx {
+		c.w.Int(1)
+	} else {
+		c.w.OK()
+	}
+}
+
+// entryInt returns the integer value of a string entry (Redis's
+// getLongLongFromObject: string2ll rules for non-integer encodings).
+func entryInt(e *store.Entry) (int64, bool) {
+	if e.IsInt() {
+		return e.Int(), true
+	}
+	return resp.ParseInt(e.Bytes(nil))
+}
+
+// incrDecr is incrDecrCommand. An integer-encoded value is updated in
+// place without allocating; the TTL is kept.
+func (c *Client) incrDecr(key []byte, incr int64) {
+	db := c.DB()
+	e := db.Lookup(key)
+	var v int64
+	if e != nil {
+		if e.Kind() != store.KindString {
+			c.wrongType()
+			return
+		}
+		var ok bool
+		if v, ok = entryInt(e); !ok {
+			c.w.Error(errNotInt)
+			return
+		}
+	}
+	if (incr < 0 && v < 0 && incr < math.MinInt64-v) || (incr > 0 && v > 0 && incr > math.MaxInt64-v) {
+		c.w.Error(errOverflow)
+		return
+	}
+	v += incr
+	if e != nil {
+		e.SetInt(v)
+		db.Modified(key)
+	} else {
+		db.Add(key, store.NewInt(v))
+		c.notify(NotifyNew, "new", key)
+	}
+	c.notify(NotifyString, "incrby", key)
+	c.w.Int(v)
+}
+
+func incrCommand(c *Client, args [][]byte) { c.incrDecr(args[1], 1) }
+func decrCommand(c *Client, args [][]byte) { c.incrDecr(args[1], -1) }
+
+func incrbyCommand(c *Client, args [][]byte) {
+	if incr, ok := c.intArg(args[2]); ok {
+		c.incrDecr(args[1], incr)
+	}
+}
+
+func decrbyCommand(c *Client, args [][]byte) {
+	incr, ok := c.intArg(args[2])
+	if !ok {
+		return
+	}
+	if incr == math.MinInt64 {
+		c.w.Error(errDecrOverflow)
+		return
+	}
+	c.incrDecr(args[1], -incr)
+}
+
+func incrbyfloatCommand(c *Client, args [][]byte) {
+	key := args[1]
+	db := c.DB()
+	e := db.Lookup(key)
+	value := newLongDouble()
+	if e != nil {
+		if e.Kind() != store.KindString {
+			c.wrongType()
+			return
+		}
+		if e.IsInt() {
+			value.SetInt64(e.Int())
+		} else if !parseLongDouble(value, e.Bytes(nil)) {
+			c.w.Error(errNotFloat)
+			return
+		}
+	}
+	incr := newLongDouble()
+	if !parseLongDouble(incr, args[2]) {
+		c.w.Error(errNotFloat)
+		return
+	}
+	if value.IsInf() || incr.IsInf() {
+		// inf+x is inf, inf-inf is NaN: both refused.
+		c.w.Error(errNaNInf)
+		return
+	}
+	value.Add(value, incr)
+	if ldOverflows(value) {
+		c.w.Error(errNaNInf)
+		return
+	}
+	var tmp [64]byte
+	s := formatLongDouble(tmp[:0], value)
+	if e != nil {
+		e.SetEmbstr(s)
+		db.Modified(key)
+	} else {
+		e = new(store.Entry)
+		e.SetEmbstr(s)
+		db.Add(key, e)
+		c.notify(NotifyNew, "new", key)
+	}
+	c.notify(NotifyString, "incrbyfloat", key)
+	c.w.Bulk(s)
+}
+
+// checkStringLength is Redis's check that a string of size+add bytes stays
+// within proto-max-bulk-len (and within what an entry can hold).
+func (c *Client) checkStringLength(size, add int64) bool {
+	limit := c.srv.cfg.maxBulkLen.Load()
+	if limit > maxEntryLen {
+		limit = maxEntryLen
+	}
+	if size > limit-add {
+		c.w.Error(errStringTooLong)
+		return false
+	}
+	return true
+}
+
+func appendCommand(c *Client, args [][]byte) {
+	key, val := args[1], args[2]
+	db := c.DB()
+	e := db.Lookup(key)
+	var total int
+	if e == nil {
+		// A new key is stored like SET stores it (integers as integers).
+		db.Add(key, store.NewString(val))
+		c.notify(NotifyNew, "new", key)
+		total = len(val)
+	} else {
+		if e.Kind() != store.KindString {
+			c.wrongType()
+			return
+		}
+		n := e.Len()
+		if !c.checkStringLength(int64(n), int64(len(val))) {
+			return
+		}
+		buf := e.MutableRaw(n + len(val))
+		copy(buf[n:], val)
+		total = len(buf)
+		db.Modified(key)
+	}
+	c.notify(NotifyString, "append", key)
+	c.w.Int(int64(total))
+}
+
+func strlenCommand(c *Client, args [][]byte) {
+	e, ok := c.getString(args[1])
+	if !ok {
+		return
+	}
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(e.Len()))
+}
+
+func setrangeCommand(c *Client, args [][]byte) {
+	key, val := args[1], args[3]
+	offset, ok := c.intArg(args[2])
+	if !ok {
+		return
+	}
+	if offset < 0 {
+		c.w.Error(errOffsetRange)
+		return
+	}
+	db := c.DB()
+	e := db.Lookup(key)
+	if e == nil {
+		if len(val) == 0 {
+			c.w.Int(0)
+			return
+		}
+		if !c.checkStringLength(offset, int64(len(val))) {
+			return
+		}
+		e = store.NewString(nil)
+		buf := e.MutableRaw(int(offset) + len(val))
+		copy(buf[offset:], val)
+		db.Add(key, e)
+		c.notify(NotifyNew, "new", key)
+	} else {
+		if e.Kind() != store.KindString {
+			c.wrongType()
+			return
+		}
+		n := e.Len()
+		if len(val) == 0 {
+			c.w.Int(int64(n))
+			return
+		}
+		if !c.checkStringLength(offset, int64(len(val))) {
+			return
+		}
+		if end := int(offset) + len(val); end > n {
+			n = end
+		}
+		buf := e.MutableRaw(n)
+		copy(buf[offset:], val)
+		db.Modified(key)
+	}
+	c.notify(NotifyString, "setrange", key)
+	c.w.Int(int64(e.Len()))
+}
+
+func getrangeCommand(c *Client, args [][]byte) {
+	start, ok := c.intArg(args[2])
+	if !ok {
+		return
+	}
+	end, ok := c.intArg(args[3])
+	if !ok {
+		return
+	}
+	e := c.lookupRead(args[1])
+	if e == nil {
+		c.w.BulkString("")
+		return
+	}
+	if e.Kind() != store.KindString {
+		c.wrongType()
+		return
+	}
+	var tmp [24]byte
+	s := e.Bytes(tmp[:0])
+	n := int64(len(s))
+	if start < 0 && end < 0 && start > end {
+		c.w.BulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		c.w.BulkString("")
+		return
+	}
+	c.w.Bulk(s[start : end+1])
+}
+
+// lcsRange is one matching range of LCS ... IDX.
+type lcsRange struct{ a0, a1, b0, b1 uint32 }
+
+func lcsCommand(c *Client, args [][]byte) {
+	ea := c.lookupRead(args[1])
+	eb := c.lookupRead(args[2])
+	if (ea != nil && ea.Kind() != store.KindString) || (eb != nil && eb.Kind() != store.KindString) {
+		c.w.Error(errLCSType)
+		return
+	}
+	var getLen, getIdx, withMatchLen bool
+	var minMatchLen int64
+	for j := 3; j < len(args); j++ {
+		a := opt(args[j])
+		switch {
+		case eq(a, "idx"):
+			getIdx = true
+		case eq(a, "len"):
+			getLen = true
+		case eq(a, "withmatchlen"):
+			withMatchLen = true
+		case eq(a, "minmatchlen") && j+1 < len(args):
+			v, ok := c.intArg(args[j+1])
+			if !ok {
+				return
+			}
+			minMatchLen = max(v, 0)
+			j++
 		default:
 			c.w.Error(errSyntax)
 			return
 		}
 	}
-	hasExpire := flags&(setEX|setPX|setEXAT|setPXAT) != 0
-	var when int64
-	if hasExpire {
-		var ok bool
-		when, ok = expireAt(expire, unitMs, abs)
-		if !ok {
-			c.w.Error(errInvalidExpire("set"))
-			return
-		}
-	}
-	db := c.DB()
-	key := args[1]
-	old := db.Lookup(key)
-	if flags&setGet != 0 {
-		if old != nil && old.Kind() != store.KindString {
-			c.wrongType()
-			return
-		}
-	}
-	if (flags&setNX != 0 && old != nil) || (flags&setXX != 0 && old == nil) {
-		if flags&setGet != 0 {
-			if old == nil {
-				c.w.Null()
-			} else {
-				c.replyString(old)
-			}
-		} else {
-			c.w.Null()
-		}
+	if getLen && getIdx {
+		c.w.Error(errLCSLenIdx)
 		return
 	}
-	if flags&setGet != 0 {
-		if old == nil {
-			c.w.Null()
+	var ta, tb [24]byte
+	var a, b []byte
+	if ea != nil {
+		a = ea.Bytes(ta[:0])
+	}
+	if eb != nil {
+		b = eb.Bytes(tb[:0])
+	}
+	if len(a) >= math.MaxUint32-1 || len(b) >= math.MaxUint32-1 {
+		c.w.Error(errLCSTooLong)
+		return
+	}
+	alen, blen := len(a), len(b)
+	cells := uint64(alen+1) * uint64(blen+1)
+	if cells*4 > uint64(c.srv.cfg.maxBulkLen.Load()) {
+		c.w.Error(errLCSMemory)
+		return
+	}
+	// lcs[i*(blen+1)+j] is the LCS length of a[:i] and b[:j].
+	w := blen + 1
+	lcs := make([]uint32, cells)
+	for i := 1; i <= alen; i++ {
+		row, prev := lcs[i*w:(i+1)*w], lcs[(i-1)*w:i*w]
+		ai := a[i-1]
+		for j := 1; j <= blen; j++ {
+			if ai == b[j-1] {
+				row[j] = prev[j-1] + 1
+			} else {
+				row[j] = max(prev[j], row[j-1])
+			}
+		}
+	}
+	total := lcs[alen*w+blen]
+	if getLen {
+		c.w.Int(int64(total))
+		return
+	}
+	// Walk back from the end, rebuilding the LCS and its matching ranges
+	// exactly as Redis does (so the ranges come out in the same order).
+	result := make([]byte, total)
+	var ranges []lcsRange
+	idx := total
+	const unset = math.MaxUint32
+	as, ae, bs, be := uint32(unset), uint32(0), uint32(0), uint32(0)
+	i, j := alen, blen
+	for i > 0 && j > 0 {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			if as == unset {
+				as, ae, bs, be = uint32(i-1), uint32(i-1), uint32(j-1), uint32(j-1)
+			} else if as == uint32(i) && bs == uint32(j) {
+				as--
+				bs--
+			} else {
+				emit = true
+			}
+			if as == 0 || bs == 0 {
+				emit = true
+			}
+			idx--
+			i--
+			j--
 		} else {
-			c.replyString(old)
+			if lcs[(i-1)*w+j] > lcs[i*w+j-1] {
+				i--
+			} else {
+				j--
+			}
+			if as != unset {
+				emit = true
+			}
+		}
+		if emit {
+			if n := int64(ae - as + 1); minMatchLen == 0 || n >= minMatchLen {
+				if getIdx {
+					ranges = append(ranges, lcsRange{as, ae, bs, be})
+				}
+			}
+			as = unset
 		}
 	}
-	if old != nil && old.Kind() == store.KindString {
-		// Overwrite in place: no new entry, no map write.
-		keep := flags&setKeepTTL != 0
-		old.SetBytes(args[2])
-		if !keep && old.Expire() != 0 {
-			db.SetExpire(key, old, 0)
+	if !getIdx {
+		c.w.Bulk(result)
+		return
+	}
+	c.w.Map(2)
+	c.w.BulkString("matches")
+	c.w.Array(len(ranges))
+	for _, r := range ranges {
+		if withMatchLen {
+			c.w.Array(3)
+		} else {
+			c.w.Array(2)
 		}
-		db.Modified(key)
-	} else {
-		e := store.NewString(args[2])
-		db.Set(key, e, flags&setKeepTTL != 0)
-		old = e
-	}
-	if hasExpire {
-		db.SetExpire(key, old, when)
-		if when <= store.Now() {
-			// Already expired (EXAT in the past): the key is gone at once.
-			db.Delete(key)
+		c.w.Array(2)
+		c.w.Int(int64(r.a0))
+		c.w.Int(int64(r.a1))
+		c.w.Array(2)
+		c.w.Int(int64(r.b0))
+		c.w.Int(int64(r.b1))
+		if withMatchLen {
+			c.w.Int(int64(r.a1 - r.a0 + 1))
 		}
 	}
-	if flags&setGet == 0 {
-		c.w.OK()
-	}
-	c.notify(NotifyString, "set", key)
-	if hasExpire {
-		c.notify(NotifyGeneric, "expire", key)
-	}
+	c.w.BulkString("len")
+	c.w.Int(int64(total))
 }
 
-// expireAt converts a relative or absolute expire argument to unix ms,
-// rejecting non-positive relative times and overflows as Redis does.
-func expireAt(v int64, unitMs, abs bool) (int64, bool) {
-	if v <= 0 {
-		return 0, false
+// INCRBYFLOAT works in C's long double, which on the x86-64 builds Redis
+// ships is the x87 80-bit extended format: a 64-bit significand and an
+// exponent range up to 2^16383. It is emulated here with big.Float at 64
+// bits of precision (round to nearest even, as the FPU does), with the
+// extended format's overflow and underflow thresholds applied by hand.
+
+const (
+	ldPrec   = 64
+	ldMaxExp = 16384  // MantExp of the largest finite value is 16384
+	ldMinExp = -16445 // the smallest subnormal is 2^-16445
+	ldMaxLen = 5 * 1024
+)
+
+func newLongDouble() *big.Float { return new(big.Float).SetPrec(ldPrec) }
+
+// ldOverflows reports whether a rounded value is beyond the extended range.
+func ldOverflows(f *big.Float) bool {
+	return !f.IsInf() && f.Sign() != 0 && f.MantExp(nil) > ldMaxExp
+}
+
+// ldUnderflows reports whether an exact nonzero value rounds to zero in
+// the extended format: at most half the smallest subnormal, 2^-16446.
+func ldUnderflows(num, den *big.Int) bool {
+	if num.Sign() == 0 {
+		return false
 	}
-	if !unitMs {
-		if v > (1<<63-1)/1000 {
-			return 0, false
+	// |num/den| <= 2^-16446  <=>  |num| * 2^16446 <= den
+	if den == nil {
+		den = big.NewInt(1)
+	}
+	l := new(big.Int).Abs(num)
+	l.Lsh(l, -(ldMinExp - 1))
+	return l.Cmp(den) <= 0
+}
+
+func isCSpace(ch byte) bool {
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
+}
+
+func isDigit(ch byte) bool { return ch >= '0' && ch <= '9' }
+
+func hexDigit(ch byte) (byte, bool) {
+	switch {
+	case ch >= '0' && ch <= '9':
+		return ch - '0', true
+	case ch >= 'a' && ch <= 'f':
+		return ch - 'a' + 10, true
+	case ch >= 'A' && ch <= 'F':
+		return ch - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// parseLongDouble parses b into z as Redis's string2ld does with strtold:
+// the whole string must be a decimal or hexadecimal float or an infinity
+// (no spaces, no NaN); values that overflow, or underflow to zero, are
+// refused. z must have precision ldPrec.
+func parseLongDouble(z *big.Float, b []byte) bool {
+	if len(b) == 0 || len(b) >= ldMaxLen || isCSpace(b[0]) {
+		return false
+	}
+	s := b
+	neg := false
+	if s[0] == '+' || s[0] == '-' {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if eq(s, "inf") || eq(s, "infinity") {
+		z.SetInf(neg)
+		return true
+	}
+	hex := len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
+	if hex {
+		s = s[2:]
+	}
+	// Significand: digits with at most one point, at least one digit. The
+	// significant digits are gathered for big.Int to convert at once.
+	var digitBuf [32]byte
+	digits := digitBuf[:0]
+	ndigits, sig, frac, seenPoint := 0, 0, 0, false
+	i := 0
+	for ; i < len(s); i++ {
+		ch := s[i]
+		if ch == '.' && !seenPoint {
+			seenPoint = true
+			continue
 		}
-		v *= 1000
-	}
-	if !abs {
-		now := store.Now()
-		if v > 1<<63-1-now {
-			return 0, false
+		var d byte
+		var ok bool
+		if hex {
+			d, ok = hexDigit(ch)
+		} else {
+			d, ok = ch-'0', isDigit(ch)
 		}
-		v += now
+		if !ok {
+			break
+		}
+		ndigits++
+		if seenPoint {
+			frac++
+		}
+		if sig > 0 || d != 0 {
+			sig++
+			digits = append(digits, ch)
+		}
 	}
-	return v, true
+	if ndigits == 0 {
+		return false
+	}
+	// Exponent: e (decimal) or p (hex, a power of two), with digits.
+	var exp int64
+	if i < len(s) {
+		ch := s[i] | 0x20
+		if (hex && ch != 'p') || (!hex && ch != 'e') {
+			return false
+		}
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		if i == len(s) {
+			return false
+		}
+		for ; i < len(s); i++ {
+			if !isDigit(s[i]) {
+				return false
+			}
+			if exp < 1e9 {
+				exp = exp*10 + int64(s[i]-'0')
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if sig == 0 {
+		z.SetInt64(0)
+		if neg {
+			z.Neg(z)
+		}
+		return true
+	}
+	mant := new(big.Int)
+	if hex {
+		mant.SetString(string(digits), 16)
+	} else {
+		mant.SetString(string(digits), 10)
+	}
+	if neg {
+		mant.Neg(mant)
+	}
+	// The value is num/den exactly (den nil for an integer).
+	num := mant
+	var den *big.Int
+	var nearBottom bool
+	if hex {
+		// |value| < 2^mag: out of range far beyond the limits is decided
+		// without building huge numbers.
+		e2 := exp - 4*int64(frac)
+		mag := int64(mant.BitLen()) + e2
+		if mag > ldMaxExp+1 || mag < ldMinExp-2 {
+			return false
+		}
+		nearBottom = mag < ldMinExp+8
+		if e2 >= 0 {
+			num.Lsh(num, uint(e2))
+		} else {
+			den = new(big.Int).Lsh(big.NewInt(1), uint(-e2))
+		}
+	} else {
+		// |value| < 10^mag, and at least 10^(mag-1).
+		e10 := exp - int64(frac)
+		mag := int64(sig) + e10
+		if mag > 4934 || mag < -4952 {
+			return false
+		}
+		nearBottom = mag < -4940
+		if e10 != 0 {
+			p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(e10)), nil)
+			if e10 > 0 {
+				num.Mul(num, p)
+			} else {
+				den = p
+			}
+		}
+	}
+	if nearBottom && ldUnderflows(num, den) {
+		return false
+	}
+	if den == nil {
+		z.SetInt(num) // rounds to z's 64 bits
+	} else {
+		// Quo of exact operands is correctly rounded: one rounding, as
+		// strtold does.
+		var a, b big.Float
+		a.SetInt(num)
+		b.SetInt(den)
+		z.Quo(&a, &b)
+	}
+	return !ldOverflows(z)
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// formatLongDouble appends f as ld2string's LD_STR_HUMAN mode prints it:
+// "%.17Lf", then trailing zeros (and a trailing point) removed, and "-0"
+// written as "0".
+func formatLongDouble(dst []byte, f *big.Float) []byte {
+	start := len(dst)
+	dst = f.Append(dst, 'f', 17)
+	n := len(dst)
+	for n > start && dst[n-1] == '0' {
+		n--
+	}
+	if dst[n-1] == '.' {
+		n--
+	}
+	dst = dst[:n]
+	if string(dst[start:]) == "-0" {
+		dst = append(dst[:start], '0')
+	}
+	return dst
 }

@@ -2,12 +2,13 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
-
-	"github.com/sluicedb/sluice/resp"
 )
 
 // ConfigError is an invalid directive, reported as redis-server does.
@@ -22,6 +23,13 @@ func (e *ConfigError) Error() string {
 		SluiceVersion, e.Line, e.Text, e.Msg)
 }
 
+// deprecatedDirectives are accepted and ignored, as Redis 7.0 does.
+var deprecatedDirectives = map[string]bool{
+	"list-max-ziplist-entries": true,
+	"list-max-ziplist-value":   true,
+	"lua-replicate-commands":   true,
+}
+
 // LoadConfig reads directives in redis.conf syntax from r.
 func (cfg *Config) LoadConfig(r io.Reader) error {
 	sc := bufio.NewScanner(r)
@@ -29,89 +37,269 @@ func (cfg *Config) LoadConfig(r io.Reader) error {
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
+		text := strings.Trim(sc.Text(), " \t\r\n")
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		var p resp.Parser
-		_, args, err := p.Next([]byte(text + "\n"))
-		if err != nil {
+		args, ok := splitConfigArgs(text)
+		if !ok {
 			return &ConfigError{line, text, "Unbalanced quotes in configuration line"}
 		}
 		if len(args) == 0 {
 			continue
 		}
 		if err := cfg.applyDirective(args); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				return err // from an included file
+			}
 			return &ConfigError{line, text, err.Error()}
 		}
 	}
 	return sc.Err()
 }
 
-// LoadConfigFile reads a redis.conf-style file.
+// LoadConfigFile reads a redis.conf-style file; "-" reads standard input.
 func (cfg *Config) LoadConfigFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
+	var f *os.File
+	if path == "-" {
+		f = os.Stdin
+	} else {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return fmt.Errorf("Fatal error, can't open config file '%s': %s", path, strerror(err))
+		}
+		defer f.Close()
+		if cfg.file == "" {
+			if abs, err := filepath.Abs(path); err == nil {
+				cfg.file = abs
+			}
+		}
 	}
-	defer f.Close()
 	return cfg.LoadConfig(f)
 }
 
 // ApplyArgs applies "--name value ..." command-line options, as
-// redis-server accepts them after the config file.
+// redis-server accepts them after the config file: each "--name" starts a
+// directive and the words after it are its arguments.
 func (cfg *Config) ApplyArgs(argv []string) error {
 	var sb strings.Builder
+	haveArg := true // the last directive has at least one argument
 	for i, a := range argv {
-		if strings.HasPrefix(a, "--") {
-			if i > 0 {
+		if haveArg && strings.HasPrefix(a, "--") {
+			if sb.Len() > 0 {
 				sb.WriteByte('\n')
 			}
 			sb.WriteString(a[2:])
+			sb.WriteByte(' ')
+			if words, _ := splitConfigArgs(a); len(words) == 1 {
+				haveArg = false
+				last := i == len(argv)-1
+				if strings.EqualFold(a, "--save") && (last || strings.HasPrefix(argv[i+1], "--")) {
+					// "--save" without a value means no snapshots.
+					sb.WriteString(`""`)
+					haveArg = !last
+				}
+			}
 			continue
 		}
-		sb.WriteByte(' ')
 		sb.WriteString(quoteArg(a))
+		sb.WriteByte(' ')
+		haveArg = true
 	}
 	return cfg.LoadConfig(strings.NewReader(sb.String()))
 }
 
+// quoteArg quotes s so that splitConfigArgs reads it back unchanged.
 func quoteArg(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\"'\\") {
-		return s
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' || c == '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 32 || c >= 127:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
 	}
-	return fmt.Sprintf("%q", s)
+	b.WriteByte('"')
+	return b.String()
 }
 
-func (cfg *Config) applyDirective(args [][]byte) error {
-	name := strings.ToLower(string(args[0]))
-	vals := make([]string, len(args)-1)
-	for i, a := range args[1:] {
-		vals[i] = string(a)
-	}
-	switch name {
-	case "include":
-		if len(vals) != 1 {
-			return fmt.Errorf("Bad directive or wrong number of arguments")
+// splitConfigArgs splits a line into words as Redis's sdssplitargs does:
+// blanks separate words, "double quotes" take \n \r \t \b \a \\ \" and \xHH
+// escapes, 'single quotes' only \'. A closing quote must be followed by a
+// blank or the end of the line.
+func splitConfigArgs(line string) ([]string, bool) {
+	var out []string
+	i := 0
+	isSpace := func(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' }
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
 		}
-		return cfg.LoadConfigFile(vals[0])
-	case "io-threads", "event-loops":
-		if len(vals) == 1 {
-			var n int
-			fmt.Sscanf(vals[0], "%d", &n)
-			cfg.loopsWanted = n
+		if i >= len(line) {
+			return out, true
 		}
+		var cur []byte
+		inq, insq := false, false
+		for done := false; !done; {
+			if inq {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				switch {
+				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+					v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
+					cur = append(cur, byte(v))
+					i += 3
+				case c == '\\' && i+1 < len(line):
+					i++
+					switch line[i] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[i])
+					}
+				case c == '"':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, c)
+				}
+			} else if insq {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				switch {
+				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, c)
+				}
+			} else {
+				if i >= len(line) {
+					break
+				}
+				switch c := line[i]; {
+				case isSpace(c):
+					done = true
+				case c == '"':
+					inq = true
+				case c == '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		out = append(out, string(cur))
 	}
-	p := paramByName[name]
-	if name == "event-loops" {
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func (cfg *Config) applyDirective(args []string) error {
+	name := strings.ToLower(args[0])
+	vals := args[1:]
+	if p := paramByName[name]; p != nil {
+		if !p.multiArg && len(vals) != 1 {
+			return errors.New("wrong number of arguments")
+		}
+		if name == "io-threads" {
+			if n, err := strconv.Atoi(vals[0]); err == nil {
+				cfg.loopsWanted = n
+			}
+		}
+		v := strings.Join(vals, " ")
+		if p.multiArg && len(vals) == 1 && vals[0] != "" {
+			words, ok := splitConfigArgs(vals[0])
+			if !ok {
+				return errors.New("Unbalanced quotes in configuration line")
+			}
+			v = strings.Join(words, " ")
+		}
+		return cfg.set(p, v, true)
+	}
+	if deprecatedDirectives[name] && len(args) == 2 {
 		return nil
 	}
-	if p == nil {
-		return fmt.Errorf("Bad directive or wrong number of arguments")
+	switch {
+	case name == "include" && len(vals) == 1:
+		return cfg.include(vals[0])
+	case name == "event-loops" && len(vals) == 1:
+		// Sluice's own: the number of event loops (0: one per CPU).
+		n, err := strconv.Atoi(vals[0])
+		if err != nil || n < 0 {
+			return errors.New("argument couldn't be parsed into an integer")
+		}
+		cfg.loopsWanted = n
+		return nil
+	case name == "rename-command" && len(vals) == 2:
+		return errors.New("rename-command is not supported by Sluice")
+	case name == "user" && len(vals) >= 1:
+		return errors.New("ACL users are not supported by Sluice")
+	case name == "loadmodule" && len(vals) >= 1:
+		return errors.New("modules are not supported by Sluice")
+	case name == "sentinel":
+		return errors.New("sentinel directive while not in sentinel mode")
 	}
-	v := strings.Join(vals, " ")
-	if len(vals) != 1 && p.kind != pString && p.kind != pSpecial {
-		return fmt.Errorf("Bad directive or wrong number of arguments")
+	return errors.New("Bad directive or wrong number of arguments")
+}
+
+// include loads another file, or every file matching a pattern (no match
+// is not an error for a pattern).
+func (cfg *Config) include(path string) error {
+	if !strings.ContainsAny(path, "*?[") {
+		return cfg.loadIncluded(path)
 	}
-	return cfg.set(p, v, true)
+	files, _ := filepath.Glob(path)
+	for _, f := range files {
+		if err := cfg.loadIncluded(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cfg *Config) loadIncluded(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("Fatal error, can't open config file '%s': %s", path, strerror(err))
+	}
+	defer f.Close()
+	return cfg.LoadConfig(f)
 }

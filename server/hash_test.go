@@ -529,39 +529,6 @@ func TestHrandfieldThroughServer(t *testing.T) {
 	}
 }
 
-// TestHincrbyfloatLongDouble checks the long double emulation on sums
-// where float64 would print differently (reference strings from Redis
-// 7.0.15 on x86-64 are checked live in the difftest; these are basic
-// sanity values).
-func TestHincrbyfloatLongDouble(t *testing.T) {
-	add := func(a, b string) string {
-		x, ok1 := parseLongDouble([]byte(a))
-		y, ok2 := parseLongDouble([]byte(b))
-		if !ok1 || !ok2 {
-			t.Fatalf("parse %q %q", a, b)
-		}
-		x.Add(x, y)
-		return string(formatLongDoubleHuman(x))
-	}
-	for _, tc := range [][3]string{
-		{"0.1", "0.2", "0.3"}, // float64 would give 0.30000000000000004
-		{"10.5", "0.1", "10.6"},
-		{"1", "-1", "0"},
-		{"-0.0", "0", "0"},
-		{"5.0e3", "2.0e2", "5200"},
-		{"9223372036854775807", "1", "9223372036854775808"},
-	} {
-		if got := add(tc[0], tc[1]); got != tc[2] {
-			t.Errorf("%s + %s = %s, want %s", tc[0], tc[1], got, tc[2])
-		}
-	}
-	for _, bad := range []string{"", " 1", "1 ", "nan", "1e", "0x", "abc", "1e5000", "1e-5000", "--1", "1_0"} {
-		if _, ok := parseLongDouble([]byte(bad)); ok {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
 // Benchmarks of the write paths through the dispatcher (locks, stats).
 func benchDispatch(b *testing.B, mk func(i int) [][]byte) {
 	srv := New(nil)

@@ -4,6 +4,7 @@ package server
 
 import (
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
@@ -103,8 +104,14 @@ func (l *loop) post(fn func()) {
 	l.wake()
 }
 
+// lockThreads pins each loop to its OS thread (SLUICE_LOCK_THREADS=0 turns
+// it off, e.g. for CPU profiles, which miss locked threads).
+var lockThreads = os.Getenv("SLUICE_LOCK_THREADS") != "0"
+
 func (l *loop) run() {
-	runtime.LockOSThread()
+	if lockThreads {
+		runtime.LockOSThread()
+	}
 	defer l.srv.wg.Done()
 	defer l.shutdown()
 	events := make([]unix.EpollEvent, 512)
@@ -327,7 +334,11 @@ func (l *loop) write(c *Client) bool {
 	data := c.w.Buf
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, data...)
+		c.outLen.Store(int64(len(c.pending)))
 		c.w.Buf = c.w.Buf[:0]
+		if c.outputOverLimit(int64(len(c.pending))) {
+			l.close(c)
+		}
 		return false
 	}
 	for len(data) > 0 {
@@ -342,7 +353,7 @@ func (l *loop) write(c *Client) bool {
 			c.outLen.Store(int64(len(c.pending)))
 			c.w.Buf = c.w.Buf[:0]
 			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(c.fd)})
-			if hard := l.srv.cfg.outLimitHard.Load(); hard > 0 && int64(len(c.pending)) > hard {
+			if c.outputOverLimit(int64(len(c.pending))) {
 				l.close(c)
 			}
 			return false

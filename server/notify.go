@@ -1,14 +1,67 @@
 package server
 
+import (
+	"strconv"
+
+	"github.com/sluicedb/sluice/resp"
+)
+
 // notify publishes a keyspace notification for key when the event's class
-// is enabled (notify-keyspace-events). Delivery is wired by the pub/sub
-// code through srv.publishHook.
+// is enabled (notify-keyspace-events), as Redis's notifyKeyspaceEvent does:
+// "__keyspace@<db>__:<key>" carries the event, "__keyevent@<db>__:<event>"
+// carries the key.
 func (c *Client) notify(class int64, event string, key []byte) {
 	flags := c.srv.cfg.notifyFlags.Load()
 	if flags == 0 || flags&class == 0 {
 		return
 	}
-	if hook := c.srv.notifyHook; hook != nil {
-		hook(c.dbi, class, event, key)
+	c.srv.notifyDB(c, c.dbi, class, flags, event, key)
+}
+
+func (s *Server) notifyDB(from *Client, db int, class, flags int64, event string, key []byte) {
+	if hook := s.notifyHook; hook != nil {
+		hook(db, class, event, key)
 	}
+	if s.pubsub.empty() {
+		return
+	}
+	var buf [64]byte
+	if flags&NotifyKeyspace != 0 {
+		ch := append(buf[:0], "__keyspace@"...)
+		ch = strconv.AppendInt(ch, int64(db), 10)
+		ch = append(ch, "__:"...)
+		ch = append(ch, key...)
+		s.publish(from, ch, []byte(event), false)
+	}
+	if flags&NotifyKeyevent != 0 {
+		ch := append(buf[:0], "__keyevent@"...)
+		ch = strconv.AppendInt(ch, int64(db), 10)
+		ch = append(ch, "__:"...)
+		ch = append(ch, event...)
+		s.publish(from, ch, key, false)
+	}
+}
+
+// notifyExpired is the store's expiry hook: "expired" events (class x).
+func (s *Server) notifyExpired(db int, key []byte) {
+	flags := s.cfg.notifyFlags.Load()
+	if flags&NotifyExpired == 0 {
+		return
+	}
+	s.notifyDB(nil, db, NotifyExpired, flags, "expired", key)
+}
+
+// pushMessage encodes a pub/sub message for a client of protocol proto.
+func pushMessage(w *resp.Writer, kind string, pattern, channel, msg []byte) {
+	n := 3
+	if pattern != nil {
+		n = 4
+	}
+	w.Push(n)
+	w.BulkString(kind)
+	if pattern != nil {
+		w.Bulk(pattern)
+	}
+	w.Bulk(channel)
+	w.Bulk(msg)
 }

@@ -52,12 +52,44 @@ type Server struct {
 	// context rules); it returns false when it has replied itself.
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
+	watches watchRegistry
+	pubsub  pubsubRegistry
+
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
-	// notifyHook delivers keyspace notifications (set by pub/sub).
+	// notifyHook, when set, observes every keyspace notification (tests).
 	notifyHook func(db int, class int64, event string, key []byte)
 	statResets atomic.Int64
+
+	// Hooks for the connection commands, set by the families that own the
+	// state (nil when unused).
+	// subCounts returns a client's channel, pattern and shard channel
+	// subscriptions (CLIENT LIST, RESET, PING in subscribed context).
+	subCounts func(c *Client) (sub, psub, ssub int)
+	// resetHooks run on RESET before the connection state is cleared
+	// (unsubscribe, UNWATCH, ...).
+	resetHooks []func(c *Client)
+	// unblockHook ends the block of a client for CLIENT UNBLOCK, replying
+	// to it as on timeout (or with an UNBLOCKED error); false if it could
+	// not.
+	unblockHook func(c *Client, withError bool) bool
+	// saveHook saves the dataset for SHUTDOWN SAVE (nil: no persistence).
+	saveHook func() error
+
+	lastSave   atomic.Int64 // unix seconds of the last successful save (LASTSAVE)
+	slowlog    slowLog
+	errStatsMu sync.Mutex
+	errStats   map[string]int64 // error replies by code (INFO errorstats)
+	// pubsubCounts returns the server's channels, patterns and shard
+	// channels with subscribers (INFO stats), set by pub/sub.
+	pubsubCounts func() (channels, patterns, shardChannels int)
+
+	opsMu                    sync.Mutex // instantaneous_ops_per_sec state
+	opsAt, opsCount, opsRate int64
 }
+
+// OnReset registers fn to run when a client sends RESET.
+func (s *Server) OnReset(fn func(c *Client)) { s.resetHooks = append(s.resetHooks, fn) }
 
 // New returns a server for cfg (nil: defaults). Call Start to listen.
 func New(cfg *Config) *Server {
@@ -82,6 +114,8 @@ func New(cfg *Config) *Server {
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
 	s.ks = store.New(dbs, nloops+1)
+	s.wireWatches()
+	s.wirePubSub()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -157,6 +191,7 @@ func closeAll(lns []net.Listener) {
 // Serve serves connections accepted from the given listeners.
 func (s *Server) Serve(lns ...net.Listener) error {
 	s.lns = lns
+	s.cfg.running.Store(true)
 	for _, ln := range lns {
 		s.addrs = append(s.addrs, ln.Addr())
 	}
@@ -243,6 +278,7 @@ func (s *Server) newClient(slot int, addr, laddr string, unix bool) *Client {
 	c := &Client{srv: s, slot: slot, addr: addr, laddr: laddr, unixSock: unix, created: time.Now(), fd: -1}
 	c.ID = s.nextID.Add(1)
 	c.w.Proto = 2
+	c.w.OnError = s.countError
 	c.authed = s.cfg.requirePass() == ""
 	c.lastIO.Store(time.Now().UnixMilli())
 	s.stats[slot].connections.Add(1)
@@ -259,6 +295,8 @@ func (s *Server) removeClient(c *Client) {
 		s.nconns.Add(-1)
 	}
 	s.mu.Unlock()
+	s.watches.unwatchAll(c)
+	s.pubsub.unsubscribeAll(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}

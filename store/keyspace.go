@@ -47,6 +47,9 @@ type Keyspace struct {
 	OnExpired  func(db *DB, key []byte)           // a key was removed by expiry
 	OnDeleted  func(db *DB, key []byte, e *Entry) // a key was deleted (blocking, notifications)
 
+	OnFlush func(db *DB)   // a database was emptied (exclusive lock held)
+	OnSwap  func(a, b *DB) // two databases were swapped (exclusive lock held)
+
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
 }
@@ -78,6 +81,9 @@ func (ks *Keyspace) Swap(a, b int) {
 	dbs[a], dbs[b] = dbs[b], dbs[a]
 	dbs[a].ID, dbs[b].ID = a, b
 	ks.dbs.Store(&dbs)
+	if ks.OnSwap != nil {
+		ks.OnSwap(dbs[a], dbs[b])
+	}
 }
 
 // Now is the current time in unix milliseconds.
@@ -266,21 +272,30 @@ func (db *DB) Volatile() int {
 	return n
 }
 
-// Flush empties the database. Exclusive lock.
+// Flush empties the database. Exclusive lock. OnFlush runs first, while
+// the keys are still there, so it can see which watched keys existed.
 func (db *DB) Flush() {
+	if db.ks.OnFlush != nil {
+		db.ks.OnFlush(db)
+	}
 	for i := range db.shards {
 		s := &db.shards[i]
-		if db.ks.OnDeleted != nil || db.ks.OnModified != nil {
-			for k, e := range s.m {
-				kb := []byte(k)
-				if db.ks.OnDeleted != nil {
-					db.ks.OnDeleted(db, kb, e)
-				}
-				db.Modified(kb)
-			}
-		}
 		s.m, s.vol = nil, nil
 	}
+}
+
+// Exists reports whether key is present and live, without side effects.
+// The key's shard (or the exclusive lock) must be held.
+func (db *DB) Exists(key []byte) bool {
+	e := db.shardFor(key).m[string(key)]
+	return e != nil && (e.exp == 0 || e.exp > Now())
+}
+
+// IsExpired reports whether key is present but logically expired (not
+// yet reclaimed). The key's shard (or the exclusive lock) must be held.
+func (db *DB) IsExpired(key []byte) bool {
+	e := db.shardFor(key).m[string(key)]
+	return e != nil && e.exp != 0 && e.exp <= Now()
 }
 
 // ForEach calls fn for every live key until it returns false. Expired keys

@@ -1,12 +1,19 @@
-// Command sluice-bench runs the users' benchmarks against Sluice and Redis side by side.
+// Command sluice-bench runs the users' benchmarks against Sluice and Redis
+// side by side:
+//
+//	sluice-bench throughput [-addr host:port] [-workers N] [-autopipeline] ...
+//	sluice-bench sweetspot  [-addr host:port] [-workers 10,50,100,300] ...
+//	sluice-bench compare    [-suite default|concurrency|value-size|pipeline|mixed|commands|all] ...
+//
+// The logic lives in package bench; see its README section for details.
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"github.com/sluicedb/sluice/bench"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "usage: sluice-bench throughput|sweetspot|compare [flags]")
-	os.Exit(2)
+	os.Exit(bench.CLI(os.Args[1:], os.Stdout, os.Stderr))
 }

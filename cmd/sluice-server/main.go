@@ -35,6 +35,14 @@ func run(argv []string) int {
 		}
 		argv = argv[1:]
 	}
+	if len(argv) > 0 && argv[0] == "-" {
+		// Configuration from standard input, as redis-server accepts it.
+		if err := cfg.LoadConfigFile("-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		argv = argv[1:]
+	}
 	if err := cfg.ApplyArgs(argv); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs redis-server and redis-tools (Debian packages) when they are
+# missing: the side-by-side tests compare Sluice with a real redis-server.
+set -euo pipefail
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+echo "installing redis-server and redis-tools..." >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server redis-tools >/dev/null
+# Debian's package may start a service on 6379; the tests use their own ports.

@@ -1,0 +1,844 @@
+package server
+
+import (
+	"bytes"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/sluicedb/sluice/resp"
+	"github.com/sluicedb/sluice/store"
+)
+
+// The generic keyspace commands (Redis's db.c, expire.c and the OBJECT and
+// MEMORY USAGE parts of object.c).
+
+func init() {
+	keyspaceACL := func(rw, speed string, more ...string) []string {
+		return append([]string{"keyspace", rw, speed}, more...)
+	}
+	register(
+		&Command{Name: "del", Arity: -2, Flags: []string{"write"}, First: 1, Last: -1, Step: 1, ACL: keyspaceACL("write", "slow"), Group: "generic", Since: "1.0.0", Summary: "Delete a key", Complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", Fn: delCommand},
+		&Command{Name: "unlink", Arity: -2, Flags: []string{"write", "fast"}, First: 1, Last: -1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "4.0.0", Summary: "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", Complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", Fn: delCommand},
+		&Command{Name: "exists", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: -1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "1.0.0", Summary: "Determine if a key exists", Complexity: "O(N) where N is the number of keys to check.", Fn: existsCommand},
+		&Command{Name: "type", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "1.0.0", Summary: "Determine the type stored at key", Complexity: "O(1)", Fn: typeCommand},
+		&Command{Name: "keys", Arity: 2, Flags: []string{"readonly", "lock_all"}, ACL: keyspaceACL("read", "slow", "dangerous"), Group: "generic", Since: "1.0.0", Summary: "Find all keys matching the given pattern", Complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", Fn: keysCommand},
+		&Command{Name: "scan", Arity: -2, Flags: []string{"readonly", "lock_all"}, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.8.0", Summary: "Incrementally iterate the keys space", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", Fn: scanCommand},
+		&Command{Name: "randomkey", Arity: 1, Flags: []string{"readonly", "lock_all"}, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "1.0.0", Summary: "Return a random key from the keyspace", Complexity: "O(1)", Fn: randomkeyCommand},
+		&Command{Name: "rename", Arity: 3, Flags: []string{"write"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "slow"), Group: "generic", Since: "1.0.0", Summary: "Rename a key", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { renameGeneric(c, args, false) }},
+		&Command{Name: "renamenx", Arity: 3, Flags: []string{"write", "fast"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Rename a key, only if the new key does not exist", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { renameGeneric(c, args, true) }},
+		&Command{Name: "copy", Arity: -3, Flags: []string{"write", "denyoom", "lock_all"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "slow"), Group: "generic", Since: "6.2.0", Summary: "Copy a key", Complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", Fn: copyCommand},
+		&Command{Name: "move", Arity: 3, Flags: []string{"write", "fast", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Move a key to another database", Complexity: "O(1)", Fn: moveCommand},
+		&Command{Name: "touch", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: -1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "3.2.1", Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Complexity: "O(N) where N is the number of keys that will be touched.", Fn: touchCommand},
+		&Command{Name: "expire", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Set a key's time to live in seconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "expire", false, false) }},
+		&Command{Name: "pexpire", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.6.0", Summary: "Set a key's time to live in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "pexpire", false, true) }},
+		&Command{Name: "expireat", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.2.0", Summary: "Set the expiration for a key as a UNIX timestamp", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "expireat", true, false) }},
+		&Command{Name: "pexpireat", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.6.0", Summary: "Set the expiration for a key as a UNIX timestamp specified in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "pexpireat", true, true) }},
+		&Command{Name: "ttl", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "1.0.0", Summary: "Get the time to live for a key in seconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, false, false) }},
+		&Command{Name: "pttl", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "2.6.0", Summary: "Get the time to live for a key in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, true, false) }},
+		&Command{Name: "expiretime", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, false, true) }},
+		&Command{Name: "pexpiretime", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, true, true) }},
+		&Command{Name: "persist", Arity: 2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.2.0", Summary: "Remove the expiration from a key", Complexity: "O(1)", Fn: persistCommand},
+		&Command{Name: "object", Arity: -2, ACL: []string{"slow"}, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Complexity: "Depends on subcommand.", Subs: []*Command{
+			{Name: "encoding", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Inspect the internal encoding of a Redis object", Complexity: "O(1)", Fn: objectEncodingCommand},
+			{Name: "freq", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "4.0.0", Summary: "Get the logarithmic access frequency counter of a Redis object", Complexity: "O(1)", Fn: objectFreqCommand},
+			{Name: "idletime", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Get the time since a Redis object was last accessed", Complexity: "O(1)", Fn: objectIdletimeCommand},
+			{Name: "refcount", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Get the number of references to the value of the key", Complexity: "O(1)", Fn: objectRefcountCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"keyspace", "slow"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp([]byte("OBJECT"), objectHelp) }},
+		}},
+		&Command{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
+			{Name: "usage", Arity: -3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: []string{"read", "slow"}, Group: "server", Since: "4.0.0", Summary: "Estimate the memory usage of a key", Complexity: "O(N) where N is the number of samples.", Fn: memoryUsageCommand},
+			{Name: "purge", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Ask the allocator to release memory", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) { c.w.OK() }},
+			{Name: "malloc-stats", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show allocator internal stats", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) {
+				c.w.BulkString("Stats not supported for the current allocator")
+			}},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp([]byte("MEMORY"), memoryHelp) }},
+		}},
+		&Command{Name: "dbsize", Arity: 1, Flags: []string{"readonly", "fast", "lock_all"}, ACL: keyspaceACL("read", "fast"), Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(int64(c.DB().Size())) }},
+		&Command{Name: "flushdb", Arity: -1, Flags: []string{"write", "lock_all"}, ACL: keyspaceACL("write", "slow", "dangerous"), Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Complexity: "O(N) where N is the number of keys in the selected database", Fn: flushdbCommand},
+		&Command{Name: "flushall", Arity: -1, Flags: []string{"write", "lock_all"}, ACL: keyspaceACL("write", "slow", "dangerous"), Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Complexity: "O(N) where N is the total number of keys in all databases", Fn: flushallCommand},
+		&Command{Name: "swapdb", Arity: 3, Flags: []string{"write", "fast", "lock_all"}, ACL: keyspaceACL("write", "fast", "dangerous"), Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.", Fn: swapdbCommand},
+	)
+}
+
+// Hooks for the collection types, set by their files' init functions.
+var (
+	// objectEncodingOf returns OBJECT ENCODING's answer for a non-string.
+	objectEncodingOf = func(e *store.Entry) string { return "unknown" }
+	// objectFreqOf returns OBJECT FREQ's LFU counter (LFU policies only).
+	// Access frequency is not tracked yet: every key reports the counter
+	// Redis gives a new key.
+	objectFreqOf = func(e *store.Entry) int64 { return lfuInitVal }
+	// objectDupers[kind] returns a deep copy of a collection (COPY).
+	objectDupers [8]func(e *store.Entry) *store.Entry
+	// objectSizers[kind] estimates a collection's memory as Redis's
+	// objectComputeSize does (the 16-byte robj included), looking at up to
+	// samples nested elements.
+	objectSizers [8]func(e *store.Entry, samples int64) int64
+)
+
+const (
+	lfuInitVal        = 5
+	sharedIntegers    = 10000         // Redis's OBJ_SHARED_INTEGERS
+	sharedRefcount    = math.MaxInt32 // OBJ_SHARED_REFCOUNT
+	errIntRange       = "ERR value is out of range, value must between -2147483648 and 2147483647"
+	errUnknownType    = "ERR unknown type object"
+	errLFUNotSelected = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errLFUSelected    = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// notifyDB is notify for a database other than the client's.
+func (c *Client) notifyDB(dbi int, class int64, event string, key []byte) {
+	flags := c.srv.cfg.notifyFlags.Load()
+	if flags == 0 || flags&class == 0 {
+		return
+	}
+	c.srv.notifyDB(c, dbi, class, flags, event, key)
+}
+
+// keyMiss emits the "keymiss" event of a read lookup that found nothing.
+func (c *Client) keyMiss(key []byte) { c.notify(NotifyKeyMiss, "keymiss", key) }
+
+// strBytes views a string as bytes without copying (read-only).
+func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// intArgRange parses an int argument as getIntFromObjectOrReply does:
+// msg (or the generic errors when empty) on a bad or out-of-range value.
+func (c *Client) intArg32(b []byte, msg string) (int, bool) {
+	v, ok := resp.ParseInt(b)
+	if !ok {
+		if msg == "" {
+			msg = errNotInt
+		}
+		c.w.Error(msg)
+		return 0, false
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		if msg == "" {
+			msg = errIntRange
+		}
+		c.w.Error(msg)
+		return 0, false
+	}
+	return int(v), true
+}
+
+// DEL, UNLINK
+
+func delCommand(c *Client, args [][]byte) {
+	db := c.DB()
+	n := int64(0)
+	for _, k := range args[1:] {
+		if db.Delete(k) {
+			c.notify(NotifyGeneric, "del", k)
+			n++
+		}
+	}
+	c.w.Int(n)
+}
+
+func existsCommand(c *Client, args [][]byte) {
+	db := c.DB()
+	n := int64(0)
+	for _, k := range args[1:] {
+		if db.Peek(k) != nil {
+			n++
+		} else {
+			c.keyMiss(k)
+		}
+	}
+	c.w.Int(n)
+}
+
+func touchCommand(c *Client, args [][]byte) {
+	db := c.DB()
+	n := int64(0)
+	for _, k := range args[1:] {
+		if db.Lookup(k) != nil {
+			n++
+		} else {
+			c.keyMiss(k)
+		}
+	}
+	c.w.Int(n)
+}
+
+func typeCommand(c *Client, args [][]byte) {
+	e := c.DB().Peek(args[1])
+	if e == nil {
+		c.keyMiss(args[1])
+		c.w.Simple("none")
+		return
+	}
+	c.w.Simple(e.Kind().String())
+}
+
+// KEYS, SCAN, RANDOMKEY
+
+func keysCommand(c *Client, args [][]byte) {
+	pat := args[1]
+	all := len(pat) == 1 && pat[0] == '*'
+	var keys []string
+	c.DB().ForEach(func(k string, _ *store.Entry) bool {
+		if all || store.MatchString(pat, k, false) {
+			keys = append(keys, k)
+		}
+		return true
+	})
+	c.w.Array(len(keys))
+	for _, k := range keys {
+		c.w.BulkString(k)
+	}
+}
+
+// parseCursor parses a SCAN cursor with strtoul's rules, as Redis does: an
+// optional sign (a negative value wraps), decimal digits, nothing after;
+// the empty string is cursor 0.
+func parseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	i := 0
+	neg := false
+	if b[0] == '+' || b[0] == '-' {
+		neg = b[0] == '-'
+		i++
+	}
+	if i == len(b) {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		d := b[i]
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		if v > (math.MaxUint64-uint64(d-'0'))/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(d-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func scanCommand(c *Client, args [][]byte) {
+	cursor, ok := parseCursor(args[1])
+	if !ok {
+		c.w.Error("ERR invalid cursor")
+		return
+	}
+	count := int64(10)
+	var pat, typ []byte
+	usePattern := false
+	for i := 2; i < len(args); i += 2 {
+		more := i+1 < len(args)
+		switch {
+		case eq(args[i], "count") && more:
+			v, ok := c.intArg(args[i+1])
+			if !ok {
+				return
+			}
+			if v < 1 {
+				c.w.Error(errSyntax)
+				return
+			}
+			count = v
+		case eq(args[i], "match") && more:
+			pat = args[i+1]
+			usePattern = !(len(pat) == 1 && pat[0] == '*')
+		case eq(args[i], "type") && more:
+			typ = args[i+1]
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	if count > math.MaxInt32 {
+		count = math.MaxInt32
+	}
+	db := c.DB()
+	keys, next := db.Scan(cursor, int(count), nil)
+	out := keys[:0]
+	for _, k := range keys {
+		if usePattern && !store.MatchString(pat, k, false) {
+			continue
+		}
+		kb := strBytes(k)
+		if typ != nil {
+			e := db.Peek(kb)
+			name := "none"
+			if e != nil {
+				name = e.Kind().String()
+			} else {
+				c.keyMiss(kb)
+			}
+			if !strings.EqualFold(string(typ), name) {
+				continue
+			}
+		}
+		// Expired keys are reclaimed on the way, as Redis's SCAN does.
+		if db.Peek(kb) == nil {
+			continue
+		}
+		out = append(out, k)
+	}
+	c.w.Array(2)
+	var tmp [20]byte
+	c.w.Bulk(strconv.AppendUint(tmp[:0], next, 10))
+	c.w.Array(len(out))
+	for _, k := range out {
+		c.w.BulkString(k)
+	}
+}
+
+func randomkeyCommand(c *Client, args [][]byte) {
+	db := c.DB()
+	for {
+		k, e, ok := db.RandomKey()
+		if !ok {
+			c.w.Null()
+			return
+		}
+		if e.Expired(store.Now()) {
+			db.Peek(strBytes(k)) // reclaims it
+			continue
+		}
+		c.w.BulkString(k)
+		return
+	}
+}
+
+// RENAME, RENAMENX, MOVE, COPY
+
+func renameGeneric(c *Client, args [][]byte, nx bool) {
+	db := c.DB()
+	src, dst := args[1], args[2]
+	e := db.Lookup(src)
+	if e == nil {
+		c.w.Error(errNoSuchKey)
+		return
+	}
+	if bytes.Equal(src, dst) {
+		if nx {
+			c.w.Int(0)
+		} else {
+			c.w.OK()
+		}
+		return
+	}
+	if db.Lookup(dst) != nil {
+		if nx {
+			c.w.Int(0)
+			return
+		}
+		db.Delete(dst)
+	}
+	// Delete keeps the entry's expiry, which Add then registers again.
+	db.Delete(src)
+	db.Add(dst, e)
+	c.notify(NotifyNew, "new", dst)
+	c.notify(NotifyGeneric, "rename_from", src)
+	c.notify(NotifyGeneric, "rename_to", dst)
+	if nx {
+		c.w.Int(1)
+	} else {
+		c.w.OK()
+	}
+}
+
+func moveCommand(c *Client, args [][]byte) {
+	key := args[1]
+	dbid, ok := c.intArg32(args[2], "")
+	if !ok {
+		return
+	}
+	ks := c.srv.ks
+	if dbid < 0 || dbid >= ks.NumDBs() {
+		c.w.Error(errDBIndex)
+		return
+	}
+	if dbid == c.dbi {
+		c.w.Error(errSameObject)
+		return
+	}
+	src, dst := c.DB(), ks.DB(dbid)
+	e := src.Lookup(key)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
+	if dst.Lookup(key) != nil {
+		c.w.Int(0)
+		return
+	}
+	src.Delete(key)
+	dst.Add(key, e)
+	c.notifyDB(dbid, NotifyNew, "new", key)
+	c.notify(NotifyGeneric, "move_from", key)
+	c.notifyDB(dbid, NotifyGeneric, "move_to", key)
+	c.w.Int(1)
+}
+
+func copyCommand(c *Client, args [][]byte) {
+	ks := c.srv.ks
+	dbid := c.dbi
+	replace := false
+	for j := 3; j < len(args); j++ {
+		switch {
+		case eq(args[j], "replace"):
+			replace = true
+		case eq(args[j], "db") && j+1 < len(args):
+			id, ok := c.intArg32(args[j+1], "")
+			if !ok {
+				return
+			}
+			if id < 0 || id >= ks.NumDBs() {
+				c.w.Error(errDBIndex)
+				return
+			}
+			dbid = id
+			j++
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	key, newkey := args[1], args[2]
+	if dbid == c.dbi && bytes.Equal(key, newkey) {
+		c.w.Error(errSameObject)
+		return
+	}
+	src, dst := c.DB(), ks.DB(dbid)
+	e := src.Lookup(key)
+	if e == nil {
+		c.keyMiss(key)
+		c.w.Int(0)
+		return
+	}
+	exp := e.Expire()
+	del := false
+	if dst.Lookup(newkey) != nil {
+		if !replace {
+			c.w.Int(0)
+			return
+		}
+		del = true
+	}
+	var dup *store.Entry
+	if e.Kind() == store.KindString {
+		dup = e.CloneString()
+	} else if f := objectDupers[e.Kind()]; f != nil {
+		dup = f(e)
+	}
+	if dup == nil {
+		c.w.Error(errUnknownType)
+		return
+	}
+	if del {
+		dst.Delete(newkey)
+	}
+	dst.Add(newkey, dup)
+	if exp != 0 {
+		dst.SetExpire(newkey, dup, exp)
+	}
+	c.notifyDB(dbid, NotifyNew, "new", newkey)
+	c.notifyDB(dbid, NotifyGeneric, "copy_to", newkey)
+	c.w.Int(1)
+}
+
+// EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
+
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
+	flags := 0
+	for _, a := range args[3:] {
+		switch {
+		case eq(a, "nx"):
+			flags |= expireNX
+		case eq(a, "xx"):
+			flags |= expireXX
+		case eq(a, "gt"):
+			flags |= expireGT
+		case eq(a, "lt"):
+			flags |= expireLT
+		default:
+			c.w.Error("ERR Unsupported option " + string(a))
+			return
+		}
+	}
+	if flags&expireNX != 0 && flags&(expireXX|expireGT|expireLT) != 0 {
+		c.w.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if flags&expireGT != 0 && flags&expireLT != 0 {
+		c.w.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := c.intArg(args[2])
+	if !ok {
+		return
+	}
+	if !unitMs {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.w.Error(errInvalidExpire(name))
+			return
+		}
+		when *= 1000
+	}
+	var base int64
+	if !abs {
+		base = store.Now()
+	}
+	if when > math.MaxInt64-base {
+		c.w.Error(errInvalidExpire(name))
+		return
+	}
+	when += base
+
+	db := c.DB()
+	key := args[1]
+	e := db.Lookup(key)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
+	if flags != 0 {
+		cur := e.Expire() // 0: none
+		switch {
+		case flags&expireNX != 0 && cur != 0,
+			flags&expireXX != 0 && cur == 0,
+			flags&expireGT != 0 && (cur == 0 || when <= cur),
+			flags&expireLT != 0 && cur != 0 && when >= cur:
+			c.w.Int(0)
+			return
+		}
+	}
+	if when <= store.Now() {
+		db.Delete(key)
+		c.notify(NotifyGeneric, "del", key)
+		c.w.Int(1)
+		return
+	}
+	db.SetExpire(key, e, when)
+	db.Modified(key)
+	c.notify(NotifyGeneric, "expire", key)
+	c.w.Int(1)
+}
+
+// TTL, PTTL, EXPIRETIME, PEXPIRETIME
+
+func ttlGeneric(c *Client, args [][]byte, ms, abs bool) {
+	e := c.DB().Peek(args[1])
+	if e == nil {
+		c.keyMiss(args[1])
+		c.w.Int(-2)
+		return
+	}
+	exp := e.Expire()
+	if exp == 0 {
+		c.w.Int(-1)
+		return
+	}
+	ttl := exp
+	if !abs {
+		ttl = exp - store.Now()
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	if !ms {
+		ttl = (ttl + 500) / 1000
+	}
+	c.w.Int(ttl)
+}
+
+func persistCommand(c *Client, args [][]byte) {
+	db := c.DB()
+	e := db.Lookup(args[1])
+	if e == nil || e.Expire() == 0 {
+		c.w.Int(0)
+		return
+	}
+	db.SetExpire(args[1], e, 0)
+	db.Modified(args[1])
+	c.notify(NotifyGeneric, "persist", args[1])
+	c.w.Int(1)
+}
+
+// DBSIZE, FLUSHDB, FLUSHALL, SWAPDB
+
+// flushArgs checks FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both empty
+// synchronously here).
+func flushArgs(c *Client, args [][]byte) bool {
+	if len(args) == 1 || (len(args) == 2 && (eq(args[1], "sync") || eq(args[1], "async"))) {
+		return true
+	}
+	c.w.Error(errSyntax)
+	return false
+}
+
+func flushdbCommand(c *Client, args [][]byte) {
+	if !flushArgs(c, args) {
+		return
+	}
+	c.DB().Flush()
+	c.DB().DropScanSnapshots()
+	c.w.OK()
+}
+
+func flushallCommand(c *Client, args [][]byte) {
+	if !flushArgs(c, args) {
+		return
+	}
+	ks := c.srv.ks
+	for i := 0; i < ks.NumDBs(); i++ {
+		ks.DB(i).Flush()
+		ks.DB(i).DropScanSnapshots()
+	}
+	c.w.OK()
+}
+
+func swapdbCommand(c *Client, args [][]byte) {
+	a, ok := c.intArg32(args[1], "ERR invalid first DB index")
+	if !ok {
+		return
+	}
+	b, ok := c.intArg32(args[2], "ERR invalid second DB index")
+	if !ok {
+		return
+	}
+	ks := c.srv.ks
+	if a < 0 || a >= ks.NumDBs() || b < 0 || b >= ks.NumDBs() {
+		c.w.Error(errDBIndex)
+		return
+	}
+	if a != b {
+		// Watched keys of both databases are touched by the keyspace's
+		// OnSwap hook (as Redis's touchAllWatchedKeysInDb does).
+		ks.Swap(a, b)
+	}
+	c.w.OK()
+}
+
+// OBJECT
+
+var objectHelp = []string{
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+}
+
+var memoryHelp = []string{
+	"DOCTOR",
+	"    Return memory problems reports.",
+	"MALLOC-STATS",
+	"    Return internal statistics report from the memory allocator.",
+	"PURGE",
+	"    Attempt to purge dirty pages for reclamation by the allocator.",
+	"STATS",
+	"    Return information about the memory usage of the server.",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+}
+
+// objectLookup is objectCommandLookupOrReply: no touch, no event, null
+// reply when missing.
+func (c *Client) objectLookup(key []byte) *store.Entry {
+	e := c.DB().Peek(key)
+	if e == nil {
+		c.w.Null()
+	}
+	return e
+}
+
+func (c *Client) lfuPolicy() bool {
+	return strings.Contains(c.srv.cfg.Get("maxmemory-policy"), "lfu")
+}
+
+func objectEncodingCommand(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	if e.Kind() == store.KindString {
+		c.w.BulkString(e.StringEncoding())
+		return
+	}
+	c.w.BulkString(objectEncodingOf(e))
+}
+
+func objectRefcountCommand(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	c.w.Int(refcount(c, e))
+}
+
+// refcount reports Redis's shared integer objects (0..9999, used unless
+// maxmemory is set with an LRU or LFU policy) as shared; every other value
+// has one reference.
+func refcount(c *Client, e *store.Entry) int64 {
+	if e.Kind() != store.KindString || e.StringEncoding() != "int" {
+		return 1
+	}
+	var tmp [24]byte
+	v, ok := resp.ParseInt(e.Bytes(tmp[:0]))
+	if !ok || v < 0 || v >= sharedIntegers {
+		return 1
+	}
+	if c.srv.cfg.Get("maxmemory") != "0" {
+		p := c.srv.cfg.Get("maxmemory-policy")
+		if strings.Contains(p, "lru") || strings.Contains(p, "lfu") {
+			return 1
+		}
+	}
+	return sharedRefcount
+}
+
+func objectIdletimeCommand(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	if c.lfuPolicy() {
+		c.w.Error(errLFUSelected)
+		return
+	}
+	idle := int64(0)
+	if now, lru := store.LRUClock(), e.LRU(); now > lru {
+		idle = int64(now - lru)
+	}
+	c.w.Int(idle)
+}
+
+func objectFreqCommand(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	if !c.lfuPolicy() {
+		c.w.Error(errLFUNotSelected)
+		return
+	}
+	c.w.Int(objectFreqOf(e))
+}
+
+// MEMORY USAGE
+
+func memoryUsageCommand(c *Client, args [][]byte) {
+	samples := int64(5)
+	for j := 3; j < len(args); j++ {
+		if eq(args[j], "samples") && j+1 < len(args) {
+			v, ok := c.intArg(args[j+1])
+			if !ok {
+				return
+			}
+			if v < 0 {
+				c.w.Error(errSyntax)
+				return
+			}
+			if v == 0 {
+				v = math.MaxInt64
+			}
+			samples = v
+			j++
+			continue
+		}
+		c.w.Error(errSyntax)
+		return
+	}
+	e := c.DB().PeekRaw(args[2])
+	if e == nil {
+		c.w.Null()
+		return
+	}
+	c.w.Int(objectSize(e, samples) + sdsAllocSize(len(args[2])) + dictEntrySize)
+}
+
+// Sizes of Redis's structures on 64-bit builds, for MEMORY USAGE.
+const (
+	robjSize      = 16
+	dictEntrySize = 24
+)
+
+// objectSize mirrors objectComputeSize: strings exactly as Redis (with
+// jemalloc) would account them; collections by their type's sizer.
+func objectSize(e *store.Entry, samples int64) int64 {
+	if e.Kind() != store.KindString {
+		if f := objectSizers[e.Kind()]; f != nil {
+			return f(e, samples)
+		}
+		return robjSize
+	}
+	switch e.StringEncoding() {
+	case "int":
+		return robjSize
+	case "embstr":
+		// The robj and an sdshdr8 in one allocation.
+		return mallocSize(robjSize + 3 + int64(e.Len()) + 1)
+	}
+	alloc := e.StringAlloc()
+	if alloc < e.Len() {
+		alloc = e.Len()
+	}
+	return robjSize + mallocSize(sdsHdrSize(alloc, false)+int64(alloc)+1)
+}
+
+// sdsAllocSize is the allocation of an sds string of n bytes made by
+// sdsnewlen (keys), type 5 headers included.
+func sdsAllocSize(n int) int64 {
+	return mallocSize(sdsHdrSize(n, true) + int64(n) + 1)
+}
+
+// sdsHdrSize returns the sds header size for a string of n bytes.
+// Type 5 is used only by sdsnewlen for short non-empty strings.
+func sdsHdrSize(n int, type5 bool) int64 {
+	switch {
+	case n < 32 && n > 0 && type5:
+		return 1
+	case n < 1<<8:
+		return 3
+	case n < 1<<16:
+		return 5
+	case int64(n) < 1<<32:
+		return 9
+	}
+	return 17
+}
+
+// mallocSize rounds n up to jemalloc's size class (8, 16, 32, 48, ...,
+// 128, then four classes per power of two).
+func mallocSize(n int64) int64 {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return (n + 15) &^ 15
+	}
+	// n in (2^k, 2^(k+1)]: classes are spaced 2^(k-2) apart.
+	k := bits.Len64(uint64(n-1)) - 1
+	step := int64(1) << (k - 2)
+	return (n + step - 1) &^ (step - 1)
+}

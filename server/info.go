@@ -1,0 +1,696 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluicedb/sluice/store"
+)
+
+func init() {
+	register(&Command{Name: "info", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get information and statistics about the server", Complexity: "O(1)", Fn: infoCommand})
+}
+
+// defaultInfoSections are the sections INFO shows without arguments.
+var defaultInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "module_list", "errorstats", "cluster", "keyspace"}
+
+func infoCommand(c *Client, args [][]byte) {
+	sections := map[string]bool{}
+	all, everything := false, false
+	if len(args) == 1 {
+		for _, s := range defaultInfoSections {
+			sections[s] = true
+		}
+	}
+	for _, a := range args[1:] {
+		s := strings.ToLower(string(a))
+		switch s {
+		case "default":
+			for _, d := range defaultInfoSections {
+				sections[d] = true
+			}
+		case "all":
+			all = true
+		case "everything":
+			all, everything = true, true
+		default:
+			sections[s] = true
+		}
+	}
+	_ = everything
+	c.w.Verbatim("txt", c.srv.infoString(c, sections, all))
+}
+
+// Info returns the INFO text for the given sections (none: the default
+// ones), for embedding programs and tests.
+func (s *Server) Info(sections ...string) string {
+	set := map[string]bool{}
+	all := false
+	if len(sections) == 0 {
+		sections = defaultInfoSections
+	}
+	for _, x := range sections {
+		if x = strings.ToLower(x); x == "all" || x == "everything" {
+			all = true
+		}
+		set[x] = true
+	}
+	return s.infoString(nil, set, all)
+}
+
+// infoString builds the INFO text: "# Section\r\nfield:value\r\n...",
+// sections separated by an empty line, as Redis 7.0 writes it.
+func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
+	var b strings.Builder
+	n := 0
+	want := func(name string) bool {
+		if !all && !sec[name] {
+			return false
+		}
+		if n > 0 {
+			b.WriteString("\r\n")
+		}
+		n++
+		return true
+	}
+	f := func(format string, args ...any) {
+		fmt.Fprintf(&b, format, args...)
+		b.WriteString("\r\n")
+	}
+	now := time.Now()
+	uptime := int64(now.Sub(s.started) / time.Second)
+	totals := s.statTotals()
+
+	if want("server") {
+		mode := "standalone"
+		if s.cfg.Get("cluster-enabled") == "yes" {
+			mode = "cluster"
+		}
+		port := s.cfg.Get("port")
+		for _, a := range s.addrs {
+			if ta, ok := a.(interface{ String() string }); ok && a.Network() == "tcp" {
+				if i := strings.LastIndexByte(ta.String(), ':'); i >= 0 {
+					port = ta.String()[i+1:]
+					break
+				}
+			}
+		}
+		exe, _ := os.Executable()
+		hz := s.cfg.hz.Load()
+		b.WriteString("# Server\r\n")
+		f("redis_version:%s", Version)
+		f("redis_git_sha1:00000000")
+		f("redis_git_dirty:0")
+		f("redis_build_id:0")
+		f("redis_mode:%s", mode)
+		f("os:%s", osString())
+		f("arch_bits:%d", strconv.IntSize)
+		f("monotonic_clock:POSIX clock_gettime")
+		f("multiplexing_api:epoll")
+		f("atomicvar_api:c11-builtin")
+		f("gcc_version:0.0.0")
+		f("process_id:%d", os.Getpid())
+		f("process_supervised:no")
+		f("run_id:%s", s.runID)
+		f("tcp_port:%s", port)
+		f("server_time_usec:%d", now.UnixMicro())
+		f("uptime_in_seconds:%d", uptime)
+		f("uptime_in_days:%d", uptime/(3600*24))
+		f("hz:%d", hz)
+		f("configured_hz:%s", s.cfg.Get("hz"))
+		f("lru_clock:%d", store.LRUClock()&(1<<24-1))
+		f("executable:%s", exe)
+		f("config_file:%s", s.cfg.File())
+		f("io_threads_active:0")
+		f("sluice_version:%s", SluiceVersion)
+	}
+	if want("clients") {
+		blocked := 0
+		s.mu.Lock()
+		nclients := len(s.clients)
+		for _, cl := range s.clients {
+			if cl.blockedFlag.Load() {
+				blocked++
+			}
+		}
+		s.mu.Unlock()
+		b.WriteString("# Clients\r\n")
+		f("connected_clients:%d", nclients)
+		f("cluster_connections:0")
+		f("maxclients:%d", s.cfg.maxClients.Load())
+		f("client_recent_max_input_buffer:0")
+		f("client_recent_max_output_buffer:0")
+		f("blocked_clients:%d", blocked)
+		f("tracking_clients:0")
+		f("clients_in_timeout_table:0")
+	}
+	if want("memory") {
+		m := readMemory()
+		maxmem := uint64(s.cfg.maxMemory.Load())
+		frag := 0.0
+		if m.used > 0 {
+			frag = float64(m.rss) / float64(m.used)
+		}
+		b.WriteString("# Memory\r\n")
+		f("used_memory:%d", m.used)
+		f("used_memory_human:%s", bytesToHuman(m.used))
+		f("used_memory_rss:%d", m.rss)
+		f("used_memory_rss_human:%s", bytesToHuman(m.rss))
+		f("used_memory_peak:%d", m.peak)
+		f("used_memory_peak_human:%s", bytesToHuman(m.peak))
+		f("used_memory_peak_perc:%.2f%%", percent(m.used, m.peak))
+		f("used_memory_overhead:%d", m.overhead)
+		f("used_memory_startup:0")
+		f("used_memory_dataset:%d", m.used-min(m.used, m.overhead))
+		f("used_memory_dataset_perc:%.2f%%", percent(m.used-min(m.used, m.overhead), m.used))
+		f("allocator_allocated:%d", m.used)
+		f("allocator_active:%d", m.heapInUse)
+		f("allocator_resident:%d", m.total)
+		f("total_system_memory:%d", m.system)
+		f("total_system_memory_human:%s", bytesToHuman(m.system))
+		f("used_memory_lua:0")
+		f("used_memory_vm_eval:0")
+		f("used_memory_lua_human:0B")
+		f("used_memory_scripts_eval:0")
+		f("number_of_cached_scripts:0")
+		f("number_of_functions:0")
+		f("number_of_libraries:0")
+		f("used_memory_vm_functions:0")
+		f("used_memory_vm_total:0")
+		f("used_memory_vm_total_human:0B")
+		f("used_memory_functions:0")
+		f("used_memory_scripts:0")
+		f("used_memory_scripts_human:0B")
+		f("maxmemory:%d", maxmem)
+		f("maxmemory_human:%s", bytesToHuman(maxmem))
+		f("maxmemory_policy:%s", s.cfg.Get("maxmemory-policy"))
+		f("allocator_frag_ratio:%.2f", ratio(m.heapInUse, m.used))
+		f("allocator_frag_bytes:%d", m.heapInUse-min(m.heapInUse, m.used))
+		f("allocator_rss_ratio:%.2f", ratio(m.total, m.heapInUse))
+		f("allocator_rss_bytes:%d", int64(m.total)-int64(m.heapInUse))
+		f("rss_overhead_ratio:%.2f", ratio(m.rss, m.total))
+		f("rss_overhead_bytes:%d", int64(m.rss)-int64(m.total))
+		f("mem_fragmentation_ratio:%.2f", frag)
+		f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(m.used))
+		f("mem_not_counted_for_evict:0")
+		f("mem_replication_backlog:0")
+		f("mem_total_replication_buffers:0")
+		f("mem_clients_slaves:0")
+		f("mem_clients_normal:0")
+		f("mem_cluster_links:0")
+		f("mem_aof_buffer:0")
+		f("mem_allocator:go-%s", runtime.Version())
+		f("active_defrag_running:0")
+		f("lazyfree_pending_objects:0")
+		f("lazyfreed_objects:0")
+	}
+	if want("persistence") {
+		b.WriteString("# Persistence\r\n")
+		f("loading:0")
+		f("async_loading:0")
+		f("current_cow_peak:0")
+		f("current_cow_size:0")
+		f("current_cow_size_age:0")
+		f("current_fork_perc:0.00")
+		f("current_save_keys_processed:0")
+		f("current_save_keys_total:0")
+		f("rdb_changes_since_last_save:0")
+		f("rdb_bgsave_in_progress:0")
+		f("rdb_last_save_time:%d", s.LastSave())
+		f("rdb_last_bgsave_status:ok")
+		f("rdb_last_bgsave_time_sec:-1")
+		f("rdb_current_bgsave_time_sec:-1")
+		f("rdb_saves:0")
+		f("rdb_last_cow_size:0")
+		f("rdb_last_load_keys_expired:0")
+		f("rdb_last_load_keys_loaded:0")
+		f("aof_enabled:0")
+		f("aof_rewrite_in_progress:0")
+		f("aof_rewrite_scheduled:0")
+		f("aof_last_rewrite_time_sec:-1")
+		f("aof_current_rewrite_time_sec:-1")
+		f("aof_last_bgrewrite_status:ok")
+		f("aof_rewrites:0")
+		f("aof_rewrites_consecutive_failures:0")
+		f("aof_last_write_status:ok")
+		f("aof_last_cow_size:0")
+		f("module_fork_in_progress:0")
+		f("module_fork_last_cow_size:0")
+	}
+	if want("stats") {
+		var pubsubCh, pubsubPat, pubsubShard int
+		if s.pubsubCounts != nil {
+			pubsubCh, pubsubPat, pubsubShard = s.pubsubCounts()
+		}
+		b.WriteString("# Stats\r\n")
+		f("total_connections_received:%d", totals.connections)
+		f("total_commands_processed:%d", totals.commands)
+		f("instantaneous_ops_per_sec:%d", s.opsPerSec(totals.commands))
+		f("total_net_input_bytes:%d", totals.netIn)
+		f("total_net_output_bytes:%d", totals.netOut)
+		f("total_net_repl_input_bytes:0")
+		f("total_net_repl_output_bytes:0")
+		f("instantaneous_input_kbps:0.00")
+		f("instantaneous_output_kbps:0.00")
+		f("instantaneous_input_repl_kbps:0.00")
+		f("instantaneous_output_repl_kbps:0.00")
+		f("rejected_connections:%d", totals.rejectedConns)
+		f("sync_full:0")
+		f("sync_partial_ok:0")
+		f("sync_partial_err:0")
+		f("expired_keys:%d", s.ks.ExpiredKeys.Load())
+		f("expired_stale_perc:0.00")
+		f("expired_time_cap_reached_count:0")
+		f("expire_cycle_cpu_milliseconds:0")
+		f("evicted_keys:0")
+		f("evicted_clients:0")
+		f("total_eviction_exceeded_time:0")
+		f("current_eviction_exceeded_time:0")
+		f("keyspace_hits:0")
+		f("keyspace_misses:0")
+		f("pubsub_channels:%d", pubsubCh)
+		f("pubsub_patterns:%d", pubsubPat)
+		f("pubsubshard_channels:%d", pubsubShard)
+		f("latest_fork_usec:0")
+		f("total_forks:0")
+		f("migrate_cached_sockets:0")
+		f("slave_expires_tracked_keys:0")
+		f("active_defrag_hits:0")
+		f("active_defrag_misses:0")
+		f("active_defrag_key_hits:0")
+		f("active_defrag_key_misses:0")
+		f("total_active_defrag_time:0")
+		f("current_active_defrag_time:0")
+		f("tracking_total_keys:0")
+		f("tracking_total_items:0")
+		f("tracking_total_prefixes:0")
+		f("unexpected_error_replies:0")
+		f("total_error_replies:%d", s.totalErrorReplies(totals))
+		f("dump_payload_sanitizations:0")
+		f("total_reads_processed:0")
+		f("total_writes_processed:0")
+		f("io_threaded_reads_processed:0")
+		f("io_threaded_writes_processed:0")
+		f("reply_buffer_shrinks:0")
+		f("reply_buffer_expands:0")
+	}
+	if want("replication") {
+		b.WriteString("# Replication\r\n")
+		f("role:master")
+		f("connected_slaves:0")
+		f("master_failover_state:no-failover")
+		f("master_replid:%s", s.runID)
+		f("master_replid2:0000000000000000000000000000000000000000")
+		f("master_repl_offset:0")
+		f("second_repl_offset:-1")
+		f("repl_backlog_active:0")
+		f("repl_backlog_size:%s", s.cfg.Get("repl-backlog-size"))
+		f("repl_backlog_first_byte_offset:0")
+		f("repl_backlog_histlen:0")
+	}
+	if want("cpu") {
+		var self, children syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+		tv := func(t syscall.Timeval) string { return fmt.Sprintf("%d.%06d", t.Sec, t.Usec) }
+		b.WriteString("# CPU\r\n")
+		f("used_cpu_sys:%s", tv(self.Stime))
+		f("used_cpu_user:%s", tv(self.Utime))
+		f("used_cpu_sys_children:%s", tv(children.Stime))
+		f("used_cpu_user_children:%s", tv(children.Utime))
+		f("used_cpu_sys_main_thread:%s", tv(self.Stime))
+		f("used_cpu_user_main_thread:%s", tv(self.Utime))
+	}
+	if all || sec["module_list"] || sec["modules"] {
+		want("module_list")
+		b.WriteString("# Modules\r\n")
+	}
+	if want("commandstats") {
+		b.WriteString("# Commandstats\r\n")
+		for _, st := range s.commandStats() {
+			perCall := 0.0
+			if st.calls > 0 {
+				perCall = float64(st.usec) / float64(st.calls)
+			}
+			f("cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+				safeInfo(st.name), st.calls, st.usec, perCall, st.rejected, st.failed)
+		}
+	}
+	if want("errorstats") {
+		b.WriteString("# Errorstats\r\n")
+		s.errStatsMu.Lock()
+		codes := make([]string, 0, len(s.errStats))
+		for k := range s.errStats {
+			codes = append(codes, k)
+		}
+		sort.Strings(codes)
+		for _, k := range codes {
+			f("errorstat_%s:count=%d", safeInfo(k), s.errStats[k])
+		}
+		s.errStatsMu.Unlock()
+	}
+	if want("latencystats") {
+		b.WriteString("# Latencystats\r\n")
+	}
+	if want("cluster") {
+		b.WriteString("# Cluster\r\n")
+		cl := 0
+		if s.cfg.Get("cluster-enabled") == "yes" {
+			cl = 1
+		}
+		f("cluster_enabled:%d", cl)
+	}
+	if want("keyspace") {
+		b.WriteString("# Keyspace\r\n")
+		for i, kv := range s.keyspaceSizes(c) {
+			if kv[0] > 0 || kv[1] > 0 {
+				f("db%d:keys=%d,expires=%d,avg_ttl=0", i, kv[0], kv[1])
+			}
+		}
+	}
+	return b.String()
+}
+
+// safeInfo replaces the characters INFO cannot carry in a field name.
+func safeInfo(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '#', ':', '\n', '\r':
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func percent(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) * 100 / float64(b)
+}
+
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// bytesToHuman formats a byte count as Redis's bytesToHuman does.
+func bytesToHuman(n uint64) string {
+	d := float64(n)
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.2fK", d/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.2fM", d/(1024*1024))
+	case n < 1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fG", d/(1024*1024*1024))
+	case n < 1024*1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fT", d/(1024*1024*1024*1024))
+	case n < 1024*1024*1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fP", d/(1024*1024*1024*1024*1024))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+var unameCache string
+
+func osString() string {
+	if unameCache != "" {
+		return unameCache
+	}
+	release := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		release = strings.TrimSpace(string(b))
+	}
+	sys := strings.ToUpper(runtime.GOOS[:1]) + runtime.GOOS[1:]
+	machine := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686"}[runtime.GOARCH]
+	if machine == "" {
+		machine = runtime.GOARCH
+	}
+	unameCache = strings.TrimSpace(sys + " " + release + " " + machine)
+	return unameCache
+}
+
+type memInfo struct {
+	used, heapInUse, total, rss, peak, overhead, system uint64
+}
+
+var memSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+}
+
+var peakMemory uint64
+
+// readMemory reads the Go runtime's memory figures cheaply (no
+// stop-the-world) and the process's resident set size.
+func readMemory() memInfo {
+	samples := make([]metrics.Sample, len(memSamples))
+	copy(samples, memSamples)
+	metrics.Read(samples)
+	val := func(i int) uint64 {
+		if samples[i].Value.Kind() == metrics.KindUint64 {
+			return samples[i].Value.Uint64()
+		}
+		return 0
+	}
+	m := memInfo{used: val(0), total: val(1)}
+	m.heapInUse = m.used + val(2)
+	m.overhead = m.total - min(m.total, m.heapInUse)
+	m.rss = m.total
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		if fields := strings.Fields(string(b)); len(fields) > 1 {
+			if pages, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
+				m.rss = pages * uint64(os.Getpagesize())
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "MemTotal:") {
+				if fs := strings.Fields(line); len(fs) >= 2 {
+					kb, _ := strconv.ParseUint(fs[1], 10, 64)
+					m.system = kb * 1024
+				}
+			}
+		}
+	}
+	if m.used > peakMemory {
+		peakMemory = m.used
+	}
+	m.peak = peakMemory
+	return m
+}
+
+// UsedMemory returns INFO's used_memory (the bytes of live heap objects).
+func UsedMemory() uint64 { return readMemory().used }
+
+type statTotals struct {
+	commands, connections, rejectedConns, errorReplies, netIn, netOut int64
+}
+
+func (s *Server) statTotals() statTotals {
+	var t statTotals
+	for i := range s.stats {
+		st := &s.stats[i]
+		t.commands += st.commands.Load()
+		t.connections += st.connections.Load()
+		t.rejectedConns += st.rejectedConns.Load()
+		t.errorReplies += st.errorReplies.Load()
+		t.netIn += st.netIn.Load()
+		t.netOut += st.netOut.Load()
+	}
+	return t
+}
+
+// totalErrorReplies counts error replies: every error written when the
+// error hook tracks them, else the failed and rejected commands.
+func (s *Server) totalErrorReplies(t statTotals) int64 {
+	s.errStatsMu.Lock()
+	defer s.errStatsMu.Unlock()
+	if s.errStats == nil {
+		return t.errorReplies
+	}
+	var n int64
+	for _, v := range s.errStats {
+		n += v
+	}
+	return n
+}
+
+// countError records an error reply by its code (the first word) for INFO
+// errorstats.
+func (s *Server) countError(msg string) {
+	code := msg
+	if i := strings.IndexByte(code, ' '); i >= 0 {
+		code = code[:i]
+	}
+	code = strings.TrimPrefix(code, "-")
+	s.errStatsMu.Lock()
+	if s.errStats == nil {
+		s.errStats = map[string]int64{}
+	}
+	if _, ok := s.errStats[code]; ok || len(s.errStats) < 128 {
+		s.errStats[code]++
+	}
+	s.errStatsMu.Unlock()
+}
+
+// opsPerSec estimates instantaneous_ops_per_sec from the commands counted
+// since the previous INFO (at most once a second).
+func (s *Server) opsPerSec(total int64) int64 {
+	now := time.Now().UnixMilli()
+	s.opsMu.Lock()
+	defer s.opsMu.Unlock()
+	if s.opsAt == 0 {
+		s.opsAt, s.opsCount = now, total
+		return 0
+	}
+	if dt := now - s.opsAt; dt >= 1000 {
+		s.opsRate = (total - s.opsCount) * 1000 / dt
+		s.opsAt, s.opsCount = now, total
+	}
+	return s.opsRate
+}
+
+type cmdStatLine struct {
+	name                          string
+	calls, usec, rejected, failed int64
+}
+
+// commandStats sums the per-slot command statistics, subcommands included.
+func (s *Server) commandStats() []cmdStatLine {
+	var out []cmdStatLine
+	var walk func(cmds []*Command)
+	walk = func(cmds []*Command) {
+		for _, cmd := range cmds {
+			var l cmdStatLine
+			l.name = cmd.Name
+			for i := range s.stats {
+				if cmd.id >= len(s.stats[i].cmds) {
+					continue
+				}
+				st := &s.stats[i].cmds[cmd.id]
+				l.calls += st.calls.Load()
+				l.usec += st.usec.Load()
+				l.rejected += st.rejected.Load()
+				l.failed += st.failed.Load()
+			}
+			if l.calls > 0 || l.rejected > 0 || l.failed > 0 {
+				out = append(out, l)
+			}
+			if len(cmd.Subs) > 0 {
+				walk(sortedSubs(cmd))
+			}
+		}
+	}
+	walk(sortedCommands())
+	return out
+}
+
+// keyspaceSizes returns keys and volatile keys per database, locking each
+// database's shards in turn (or nothing when c already holds the keyspace
+// exclusively).
+func (s *Server) keyspaceSizes(c *Client) [][2]int {
+	out := make([][2]int, s.ks.NumDBs())
+	exclusive := c != nil && c.inExec
+	slot := s.goSlot
+	if c != nil {
+		slot = c.slot
+	}
+	if !exclusive {
+		s.ks.Lock.RLock(slot)
+		defer s.ks.Lock.RUnlock(slot)
+	}
+	for i := range out {
+		db := s.ks.DB(i)
+		if !exclusive {
+			for sh := 0; sh < store.NShards; sh++ {
+				db.LockShard(sh)
+			}
+		}
+		out[i] = [2]int{db.Size(), db.Volatile()}
+		if !exclusive {
+			for sh := 0; sh < store.NShards; sh++ {
+				db.UnlockShard(sh)
+			}
+		}
+	}
+	return out
+}
+
+// Rewrite writes the configuration back to path as CONFIG REWRITE does:
+// lines of known directives are replaced by their current values, those
+// no longer needed are dropped, and changed directives the file lacks are
+// appended.
+func (cfg *Config) Rewrite(path string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	const signature = "# Generated by CONFIG REWRITE"
+	var lines []string
+	done := map[*param]bool{}
+	for _, line := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
+		if strings.TrimSpace(line) == signature {
+			continue
+		}
+		args, ok := splitConfigArgs(strings.TrimSpace(line))
+		if !ok || len(args) == 0 || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			lines = append(lines, line)
+			continue
+		}
+		p := paramByName[strings.ToLower(args[0])]
+		if p == nil {
+			lines = append(lines, line)
+			continue
+		}
+		if done[p] {
+			continue
+		}
+		done[p] = true
+		lines = append(lines, cfg.rewriteLine(p))
+	}
+	var extra []string
+	for _, p := range params {
+		if done[p] || p.hidden || p.immutable {
+			continue
+		}
+		def, _ := p.normalize(p.def)
+		if cur := cfg.get(p); cur != def && p.name != "dir" {
+			extra = append(extra, cfg.rewriteLine(p))
+		}
+	}
+	if len(extra) > 0 {
+		lines = append(lines, signature)
+		lines = append(lines, extra...)
+	}
+	tmp := filepath.Join(filepath.Dir(path), ".sluice-rewrite.tmp")
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// rewriteLine formats a directive as Redis's CONFIG REWRITE does: strings
+// quoted, numbers, booleans, enums and lists of words as they are.
+func (cfg *Config) rewriteLine(p *param) string {
+	v := cfg.get(p)
+	if v == "" || p.kind == pString || p.kind == pSpecial && !p.multiArg {
+		return p.name + " " + quoteArg(v)
+	}
+	return p.name + " " + v
+}

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicedb/sluice/store"
+)
+
+func init() {
+	register(
+		&Command{Name: "multi", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction.", Complexity: "O(1)", Fn: multiCommand},
+		&Command{Name: "exec", Arity: 1, Flags: []string{"noscript", "loading", "stale", "skip_slowlog", "lock_all"}, ACL: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Complexity: "Depends on commands in the transaction", Fn: execCommand},
+		&Command{Name: "discard", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0", Summary: "Discards a transaction.", Complexity: "O(N), when N is the number of queued commands", Fn: discardCommand},
+		&Command{Name: "watch", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, First: 1, Last: -1, Step: 1, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Complexity: "O(1) for every key.", Fn: watchCommand},
+		&Command{Name: "unwatch", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction.", Complexity: "O(1)", Fn: unwatchCommand},
+	)
+}
+
+func multiCommand(c *Client, args [][]byte) {
+	if c.tx != nil {
+		c.w.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.tx = &txState{}
+	c.w.OK()
+}
+
+func discardCommand(c *Client, args [][]byte) {
+	if c.tx == nil {
+		c.w.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.discardTx()
+	c.w.OK()
+}
+
+// discardTx leaves MULTI and forgets watched keys (and their verdict).
+func (c *Client) discardTx() {
+	c.tx = nil
+	c.srv.watches.unwatchAll(c)
+	c.dirtyCAS.Store(false)
+}
+
+// execCommand runs with the keyspace exclusively locked (lock_all), so no
+// other client's command interleaves with the transaction.
+func execCommand(c *Client, args [][]byte) {
+	if c.tx == nil {
+		c.w.Error("ERR EXEC without MULTI")
+		return
+	}
+	if c.srv.watches.expiredWatched(c) {
+		c.dirtyCAS.Store(true)
+	}
+	tx := c.tx
+	if tx.dirty {
+		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
+		c.discardTx()
+		return
+	}
+	if c.dirtyCAS.Load() {
+		c.w.NullArray()
+		c.discardTx()
+		return
+	}
+	c.discardTx()
+	c.inExec = true
+	c.w.Array(len(tx.cmds))
+	for i, cmd := range tx.names {
+		c.call(cmd, tx.cmds[i])
+	}
+	c.inExec = false
+}
+
+func watchCommand(c *Client, args [][]byte) {
+	if c.tx != nil {
+		c.w.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	if c.dirtyCAS.Load() {
+		c.w.OK()
+		return
+	}
+	db := c.DB()
+	for _, k := range args[1:] {
+		c.srv.watches.watch(c, db, k)
+	}
+	c.w.OK()
+}
+
+func unwatchCommand(c *Client, args [][]byte) {
+	c.srv.watches.unwatchAll(c)
+	c.dirtyCAS.Store(false)
+	c.w.OK()
+}
+
+// watchKey identifies a watched key by database index and key: as in
+// Redis, watches stay with the index across SWAPDB (the data moves).
+type watchKey struct {
+	db  int
+	key string
+}
+
+// watchedKey is one key a client watches.
+type watchedKey struct {
+	watchKey
+	expired bool // already logically expired when watched
+}
+
+// watchRegistry maps watched keys to the clients watching them. count lets
+// the store's modification hook return at once when nobody watches.
+type watchRegistry struct {
+	mu    sync.Mutex
+	keys  map[watchKey]map[*Client]struct{}
+	count atomic.Int64
+}
+
+func (r *watchRegistry) watch(c *Client, db *store.DB, key []byte) {
+	wk := watchKey{db.ID, string(key)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range c.watched {
+		if w.watchKey == wk {
+			return
+		}
+	}
+	if r.keys == nil {
+		r.keys = map[watchKey]map[*Client]struct{}{}
+	}
+	set := r.keys[wk]
+	if set == nil {
+		set = map[*Client]struct{}{}
+		r.keys[wk] = set
+		r.count.Add(1)
+	}
+	set[c] = struct{}{}
+	c.watched = append(c.watched, watchedKey{wk, db.IsExpired(key)})
+}
+
+func (r *watchRegistry) unwatchAll(c *Client) {
+	if len(c.watched) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for _, w := range c.watched {
+		if set := r.keys[w.watchKey]; set != nil {
+			delete(set, c)
+			if len(set) == 0 {
+				delete(r.keys, w.watchKey)
+				r.count.Add(-1)
+			}
+		}
+	}
+	r.mu.Unlock()
+	c.watched = c.watched[:0]
+}
+
+// touch marks every client watching key dirty.
+func (r *watchRegistry) touch(db *store.DB, key []byte) {
+	if r.count.Load() == 0 {
+		return
+	}
+	r.mu.Lock()
+	for c := range r.keys[watchKey{db.ID, string(key)}] {
+		c.dirtyCAS.Store(true)
+	}
+	r.mu.Unlock()
+}
+
+// touchDB marks dirty the watchers of keys of db that exist in db or in
+// other (FLUSHDB: other is nil; SWAPDB: the database it was swapped with).
+func (r *watchRegistry) touchDB(db, other *store.DB) {
+	if r.count.Load() == 0 {
+		return
+	}
+	r.mu.Lock()
+	for wk, set := range r.keys {
+		if wk.db != db.ID {
+			continue
+		}
+		k := []byte(wk.key)
+		if db.Exists(k) || (other != nil && other.Exists(k)) {
+			for c := range set {
+				c.dirtyCAS.Store(true)
+			}
+		}
+	}
+	r.mu.Unlock()
+}
+
+// expiredWatched reports whether a key that was live when watched has
+// logically expired since (EXEC then fails, as in Redis 7).
+func (r *watchRegistry) expiredWatched(c *Client) bool {
+	for _, w := range c.watched {
+		if !w.expired && c.srv.ks.DB(w.db).IsExpired([]byte(w.key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// wireWatches connects the keyspace's hooks to the registry.
+func (s *Server) wireWatches() {
+	s.OnReset(func(c *Client) { c.discardTx() })
+	s.ks.OnModified = s.watches.touch
+	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db, nil) }
+	s.ks.OnSwap = func(a, b *store.DB) {
+		// After the swap a and b hold each other's data: a key watched in
+		// either is touched if it exists on either side.
+		s.watches.touchDB(a, b)
+		s.watches.touchDB(b, a)
+	}
+}

@@ -1,0 +1,291 @@
+// Package sluicetest runs a real Sluice server inside a Go test: the same
+// engine as sluice-server, not a fake. Start gives a server on a random
+// port (for any client) with in-memory connections for go-redis (no
+// socket at all), helpers to seed and inspect keys directly, and shutdown
+// through t.Cleanup.
+package sluicetest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/server"
+)
+
+// Server is an embedded Sluice server.
+type Server struct {
+	srv    *server.Server
+	addr   string
+	direct []*server.Direct
+	db     int
+	tb     testing.TB
+}
+
+// Option configures an embedded server.
+type Option func(cfg *server.Config) error
+
+// WithConfig sets a configuration directive, as in sluice.conf.
+func WithConfig(name, value string) Option {
+	return func(cfg *server.Config) error { return cfg.Set(name, value) }
+}
+
+// WithPassword requires AUTH with password.
+func WithPassword(password string) Option { return WithConfig("requirepass", password) }
+
+// Run starts an embedded server that listens on a random local port. Call
+// Close when done (Start does that for tests).
+func Run(opts ...Option) (*Server, error) {
+	cfg := server.NewConfig()
+	if err := cfg.Set("port", "0"); err != nil {
+		return nil, err
+	}
+	if err := cfg.Set("bind", "127.0.0.1"); err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		if err := o(cfg); err != nil {
+			return nil, err
+		}
+	}
+	srv := server.New(cfg)
+	srv.SetLogger(nil)
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	s := &Server{srv: srv, addr: srv.Addrs()[0].String()}
+	n, _ := strconv.Atoi(cfg.Get("databases"))
+	s.direct = make([]*server.Direct, n)
+	for i := range s.direct {
+		s.direct[i] = srv.NewDirect(i)
+	}
+	return s, nil
+}
+
+// Start runs an embedded server for the test and stops it when the test
+// ends.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s, err := Run(opts...)
+	if err != nil {
+		tb.Fatalf("sluicetest: %v", err)
+	}
+	s.tb = tb
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Close stops the server and closes every connection.
+func (s *Server) Close() { s.srv.Stop() }
+
+// Addr is the server's TCP address ("127.0.0.1:port").
+func (s *Server) Addr() string { return s.addr }
+
+// Port is the server's TCP port.
+func (s *Server) Port() int {
+	_, p, _ := net.SplitHostPort(s.addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// Server returns the underlying server.
+func (s *Server) Server() *server.Server { return s.srv }
+
+// Dial opens an in-memory connection to the server: a net.Conn with no
+// socket behind it, served by the real engine.
+func (s *Server) Dial() net.Conn {
+	client, srvEnd := memPipe()
+	go s.srv.ServeConn(srvEnd)
+	return client
+}
+
+// Client returns a go-redis client connected through in-memory
+// connections. It is closed when the test ends (with Start).
+func (s *Server) Client(opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{
+		Addr:   s.addr,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) { return s.Dial(), nil },
+	}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	if s.tb != nil {
+		s.tb.Cleanup(func() { c.Close() })
+	}
+	return c
+}
+
+// TCPClient returns a go-redis client that connects over TCP.
+func (s *Server) TCPClient(opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{Addr: s.addr}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	if s.tb != nil {
+		s.tb.Cleanup(func() { c.Close() })
+	}
+	return c
+}
+
+// Select sets the database the direct helpers use (default 0).
+func (s *Server) Select(db int) { s.db = db }
+
+// Do runs a command directly on the server (no connection) in the
+// selected database and returns its decoded reply: nil, string, int64,
+// float64, bool, []any, map[string]any, or an error for an error reply.
+func (s *Server) Do(args ...string) (any, error) {
+	raw := s.direct[s.db].DoStrings(args...)
+	v, _, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := v.(replyError); ok {
+		return nil, e
+	}
+	return v, nil
+}
+
+func (s *Server) must(args ...string) any {
+	v, err := s.Do(args...)
+	if err != nil {
+		panic(fmt.Sprintf("sluicetest: %v: %v", args, err))
+	}
+	return v
+}
+
+// Set sets a string key.
+func (s *Server) Set(key, value string) { s.must("SET", key, value) }
+
+// Get returns a string key's value and whether it exists.
+func (s *Server) Get(key string) (string, bool) {
+	v := s.must("GET", key)
+	if v == nil {
+		return "", false
+	}
+	return v.(string), true
+}
+
+// Exists reports whether key exists.
+func (s *Server) Exists(key string) bool { return s.must("EXISTS", key).(int64) == 1 }
+
+// Del deletes keys and returns how many existed.
+func (s *Server) Del(keys ...string) int {
+	return int(s.must(append([]string{"DEL"}, keys...)...).(int64))
+}
+
+// Keys returns the keys matching pattern.
+func (s *Server) Keys(pattern string) []string { return strs(s.must("KEYS", pattern)) }
+
+// Type returns the type of key ("none" if missing).
+func (s *Server) Type(key string) string { return s.must("TYPE", key).(string) }
+
+// SetTTL sets key's time to live.
+func (s *Server) SetTTL(key string, ttl time.Duration) {
+	s.must("PEXPIRE", key, strconv.FormatInt(ttl.Milliseconds(), 10))
+}
+
+// TTL returns key's time to live, 0 when it has none or does not exist.
+func (s *Server) TTL(key string) time.Duration {
+	ms := s.must("PTTL", key).(int64)
+	if ms < 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// HSet sets hash fields from field/value pairs.
+func (s *Server) HSet(key string, fieldValues ...string) {
+	s.must(append([]string{"HSET", key}, fieldValues...)...)
+}
+
+// HGetAll returns a hash's fields.
+func (s *Server) HGetAll(key string) map[string]string {
+	v := s.must("HGETALL", key)
+	out := map[string]string{}
+	switch t := v.(type) {
+	case []any:
+		for i := 0; i+1 < len(t); i += 2 {
+			out[t[i].(string)] = t[i+1].(string)
+		}
+	case map[string]any:
+		for k, x := range t {
+			out[k] = x.(string)
+		}
+	}
+	return out
+}
+
+// RPush appends values to a list.
+func (s *Server) RPush(key string, values ...string) {
+	s.must(append([]string{"RPUSH", key}, values...)...)
+}
+
+// List returns a list's elements.
+func (s *Server) List(key string) []string { return strs(s.must("LRANGE", key, "0", "-1")) }
+
+// SAdd adds members to a set.
+func (s *Server) SAdd(key string, members ...string) {
+	s.must(append([]string{"SADD", key}, members...)...)
+}
+
+// Members returns a set's members.
+func (s *Server) Members(key string) []string { return strs(s.must("SMEMBERS", key)) }
+
+// ZAdd adds a member with a score to a sorted set.
+func (s *Server) ZAdd(key string, score float64, member string) {
+	s.must("ZADD", key, strconv.FormatFloat(score, 'g', -1, 64), member)
+}
+
+// ZScore returns a member's score.
+func (s *Server) ZScore(key, member string) (float64, bool) {
+	v := s.must("ZSCORE", key, member)
+	if v == nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v.(string), 64)
+	return f, err == nil
+}
+
+// FlushAll empties every database.
+func (s *Server) FlushAll() { s.must("FLUSHALL") }
+
+// DBSize returns the number of keys in the selected database.
+func (s *Server) DBSize() int { return int(s.must("DBSIZE").(int64)) }
+
+// CheckGet fails the test unless key holds want.
+func (s *Server) CheckGet(t testing.TB, key, want string) {
+	t.Helper()
+	got, ok := s.Get(key)
+	if !ok {
+		t.Errorf("key %q does not exist, want %q", key, want)
+	} else if got != want {
+		t.Errorf("key %q = %q, want %q", key, got, want)
+	}
+}
+
+// CheckList fails the test unless key is a list holding want.
+func (s *Server) CheckList(t testing.TB, key string, want ...string) {
+	t.Helper()
+	got := s.List(key)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("list %q = %q, want %q", key, got, want)
+	}
+}
+
+func strs(v any) []string {
+	a, _ := v.([]any)
+	out := make([]string, 0, len(a))
+	for _, x := range a {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
