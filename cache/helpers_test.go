@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -65,20 +64,9 @@ func newClient(tb testing.TB, addr string) *redis.Client {
 	return c
 }
 
-// skipUnknown skips a Sluice subtest whose command Sluice does not have
-// yet (MGET, MSET, HSET, MULTI, ... land from other branches). Any other
-// error, and every error from redis-server, fails the test.
-func skipUnknown(tb testing.TB, tg target, err error) {
-	tb.Helper()
-	if err != nil && tg.name == "sluice" && strings.Contains(err.Error(), "unknown command") {
-		tb.Skipf("sluice: %v", err)
-	}
-}
-
-// must fails the test on err, after skipping it for a command Sluice lacks.
+// must fails the test on err.
 func must(tb testing.TB, tg target, err error) {
 	tb.Helper()
-	skipUnknown(tb, tg, err)
 	if err != nil {
 		tb.Fatal(err)
 	}
