@@ -305,6 +305,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		}
 		ks.Lock.RUnlock(c.slot)
 	}
+	if !c.inExec && c.srv.blocking.pending.Load() {
+		c.srv.serveReadyKeys() // serve clients blocked on keys this command filled
+	}
 	c.lastCmd.Store(cmd)
 	c.srv.stats[c.slot].record(cmd, nanotime()-start, errs != c.countErrors())
 }

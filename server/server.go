@@ -57,6 +57,8 @@ type Server struct {
 	// notifyHook delivers keyspace notifications (set by pub/sub).
 	notifyHook func(db int, class int64, event string, key []byte)
 	statResets atomic.Int64
+
+	blocking blockRegistry // clients blocked on keys (blocking.go)
 }
 
 // New returns a server for cfg (nil: defaults). Call Start to listen.
@@ -259,6 +261,7 @@ func (s *Server) removeClient(c *Client) {
 		s.nconns.Add(-1)
 	}
 	s.mu.Unlock()
+	s.blocking.clientClosed(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}
