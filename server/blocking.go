@@ -74,7 +74,7 @@ type blockRegistry struct {
 // into an absolute unix time in ms (0: forever), replying with Redis's
 // errors when invalid.
 func (c *Client) parseTimeout(b []byte) (int64, bool) {
-	f, ok := parseLongDouble(b)
+	f, ok := parseTimeoutFloat(b)
 	if !ok {
 		c.w.Error("ERR timeout is not a float or out of range")
 		return 0, false
@@ -91,9 +91,9 @@ func (c *Client) parseTimeout(b []byte) (int64, bool) {
 	return int64(ms) + store.Now(), true
 }
 
-// parseLongDouble parses like Redis's string2ld: no spaces, no trailing
+// parseTimeoutFloat parses like Redis's string2ld: no spaces, no trailing
 // bytes, no NaN.
-func parseLongDouble(b []byte) (float64, bool) {
+func parseTimeoutFloat(b []byte) (float64, bool) {
 	if len(b) == 0 || len(b) >= 5*1024 || isSpace(b[0]) {
 		return 0, false
 	}

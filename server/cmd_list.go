@@ -94,15 +94,15 @@ func (c *Client) newListKey(db *store.DB, key []byte) *store.List {
 func (c *Client) listEmptied(db *store.DB, key []byte, l *store.List) {
 	if l.Len() == 0 {
 		db.Delete(key)
-		c.notifyDB(db, NotifyGeneric, "del", key)
+		c.notifyAt(db, NotifyGeneric, "del", key)
 	} else {
 		db.Modified(key)
 	}
 }
 
-// notifyDB is notify for an explicit database (blocked clients served from
+// notifyAt is notify for an explicit database (blocked clients served from
 // another client's command).
-func (c *Client) notifyDB(db *store.DB, class int64, event string, key []byte) {
+func (c *Client) notifyAt(db *store.DB, class int64, event string, key []byte) {
 	flags := c.srv.cfg.notifyFlags.Load()
 	if flags == 0 || flags&class == 0 {
 		return
@@ -189,7 +189,7 @@ func popRange(c *Client, w *resp.Writer, db *store.DB, key []byte, l *store.List
 		l.Range(int(n-count), int(n)-1, true, func(v []byte) bool { w.Bulk(v); return true })
 		l.DropBack(int(count))
 	}
-	c.notifyDB(db, NotifyList, popEvent(front), key)
+	c.notifyAt(db, NotifyList, popEvent(front), key)
 	c.listEmptied(db, key, l)
 }
 
@@ -594,9 +594,9 @@ func lmoveOnce(c *Client, w *resp.Writer, db *store.DB, srcKey, dstKey []byte, s
 	} else {
 		dst.PushBack(v)
 	}
-	c.notifyDB(db, NotifyList, map[bool]string{true: "lpush", false: "rpush"}[to], dstKey)
+	c.notifyAt(db, NotifyList, map[bool]string{true: "lpush", false: "rpush"}[to], dstKey)
 	w.Bulk(v)
-	c.notifyDB(db, NotifyList, popEvent(from), srcKey)
+	c.notifyAt(db, NotifyList, popEvent(from), srcKey)
 	c.listEmptied(db, srcKey, src)
 	return true
 }
@@ -753,7 +753,7 @@ func serveListPop(c *Client, w *resp.Writer, db *store.DB, key []byte, l *store.
 	w.Array(2)
 	w.Bulk(key)
 	w.Bulk(c.popOne(l, front))
-	c.notifyDB(db, NotifyList, popEvent(front), key)
+	c.notifyAt(db, NotifyList, popEvent(front), key)
 	c.listEmptied(db, key, l)
 }
 

@@ -266,7 +266,7 @@ func zincrbyCommand(c *Client, args [][]byte) { zaddGeneric(c, args, zaddIncr) }
 func (c *Client) zsetEmptied(db *store.DB, key []byte, z *store.ZSet) {
 	if z.Len() == 0 {
 		db.Delete(key)
-		c.notifyDB(db, NotifyGeneric, "del", key)
+		c.notifyAt(db, NotifyGeneric, "del", key)
 	}
 }
 
@@ -897,9 +897,9 @@ func zpop(c *Client, w *resp.Writer, db *store.DB, keys [][]byte, max bool, emit
 	}
 	db.Modified(key)
 	if max {
-		c.notifyDB(db, NotifyZset, "zpopmax", key)
+		c.notifyAt(db, NotifyZset, "zpopmax", key)
 	} else {
-		c.notifyDB(db, NotifyZset, "zpopmin", key)
+		c.notifyAt(db, NotifyZset, "zpopmin", key)
 	}
 	c.zsetEmptied(db, key, z)
 }
