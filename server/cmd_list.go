@@ -201,11 +201,7 @@ func popGeneric(c *Client, args [][]byte, front bool) {
 	count := int64(-1)
 	if len(args) == 3 {
 		v, ok := resp.ParseInt(args[2])
-		if !ok {
-			c.w.Error(errNotInt)
-			return
-		}
-		if v < 0 {
+		if !ok || v < 0 {
 			c.w.Error(errPositive)
 			return
 		}
@@ -466,11 +462,7 @@ func lposCommand(c *Client, args [][]byte) {
 		case eq(args[j], "count") && more:
 			j++
 			v, ok := resp.ParseInt(args[j])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			if v < 0 {
+			if !ok || v < 0 {
 				c.w.Error("ERR COUNT can't be negative")
 				return
 			}
@@ -478,11 +470,7 @@ func lposCommand(c *Client, args [][]byte) {
 		case eq(args[j], "maxlen") && more:
 			j++
 			v, ok := resp.ParseInt(args[j])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			if v < 0 {
+			if !ok || v < 0 {
 				c.w.Error("ERR MAXLEN can't be negative")
 				return
 			}
@@ -494,9 +482,7 @@ func lposCommand(c *Client, args [][]byte) {
 	}
 	fromTail := false
 	if rank < 0 {
-		if rank == -1<<63 {
-			rank = 1<<63 - 1 // -LLONG_MIN overflows in C too; no match can reach it
-		} else {
+		if rank != -1<<63 { // -LLONG_MIN stays negative in C: every match qualifies
 			rank = -rank
 		}
 		fromTail = true
@@ -633,11 +619,7 @@ func rpoplpushCommand(c *Client, args [][]byte) { lmoveGeneric(c, args, false, t
 func parseMpop(c *Client, args [][]byte, idx int, dir func(b []byte) (bool, bool)) (keys [][]byte, where bool, count int64, ok bool) {
 	n, ok := resp.ParseInt(args[idx])
 	if !ok || n < 1 {
-		if !ok {
-			c.w.Error(errNotInt)
-		} else {
-			c.w.Error("ERR numkeys should be greater than 0")
-		}
+		c.w.Error("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
 	whereIdx := int64(idx) + n + 1
@@ -655,11 +637,7 @@ func parseMpop(c *Client, args [][]byte, idx int, dir func(b []byte) (bool, bool
 		if count == -1 && eq(args[j], "count") && j+1 < len(args) {
 			j++
 			v, ok := resp.ParseInt(args[j])
-			if !ok {
-				c.w.Error(errNotInt)
-				return nil, false, 0, false
-			}
-			if v < 1 {
+			if !ok || v < 1 {
 				c.w.Error("ERR count should be greater than 0")
 				return nil, false, 0, false
 			}

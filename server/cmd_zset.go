@@ -912,11 +912,7 @@ func zpopMinMax(c *Client, args [][]byte, max bool) {
 	count := int64(-1)
 	if len(args) == 3 {
 		v, ok := resp.ParseInt(args[2])
-		if !ok {
-			c.w.Error(errNotInt)
-			return
-		}
-		if v < 0 {
+		if !ok || v < 0 {
 			c.w.Error(errPositive)
 			return
 		}
@@ -1203,11 +1199,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numIdx int, op int, car
 			withScores = true
 		case cardOnly && rem >= 2 && eq(args[j], "limit"):
 			v, ok := resp.ParseInt(args[j+1])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			if v < 0 {
+			if !ok || v < 0 {
 				c.w.Error("ERR LIMIT can't be negative")
 				return
 			}
