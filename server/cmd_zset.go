@@ -82,11 +82,29 @@ func parseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || isSpace(b[0]) {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	f, err := strconv.ParseFloat(hexFloat(b), 64)
 	if err != nil || math.IsNaN(f) {
 		return 0, false
 	}
 	return f, true
+}
+
+// hexFloat makes a C hex float without exponent ("0x10") acceptable to Go.
+func hexFloat(b []byte) string {
+	s := string(b)
+	t := s
+	if len(t) > 0 && (t[0] == '-' || t[0] == '+') {
+		t = t[1:]
+	}
+	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+		for i := 2; i < len(t); i++ {
+			if t[i] == 'p' || t[i] == 'P' {
+				return s
+			}
+		}
+		return s + "p0"
+	}
+	return s
 }
 
 // zsetFits reports whether a set of n members, the longest maxLen bytes,
@@ -388,7 +406,7 @@ func parseRangeItem(b []byte) (float64, bool, bool) {
 	if len(b) == 0 {
 		return 0, ex, true
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	f, err := strconv.ParseFloat(hexFloat(b), 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
 			return 0, false, false
@@ -1058,7 +1076,8 @@ func zrandWithCount(c *Client, key []byte, l int64, withScores bool) {
 			items[i] = z.At(rand.IntN(n))
 		}
 	case l >= int64(n):
-		z.Iter(0, false, func(it store.ZItem) bool { items = append(items, it); return true })
+		// The whole set, as Redis walks it: from the highest.
+		z.Iter(n-1, true, func(it store.ZItem) bool { items = append(items, it); return true })
 	default:
 		// Distinct random ranks, in random order.
 		picked := make(map[int]struct{}, l)
@@ -1392,14 +1411,46 @@ func zscanCommand(c *Client, args [][]byte) {
 	c.w.Bulk(strconv.AppendUint(tmp[:0], next, 10))
 	c.w.Array(2 * len(items))
 	var sb [40]byte
+	compact := z.Compact()
 	for _, it := range items {
 		c.w.BulkString(it.Member)
-		c.w.Bulk(resp.AppendDouble(sb[:0], it.Score))
+		if compact && it.Score == math.Trunc(it.Score) && math.Abs(it.Score) < 9.2e18 {
+			// The listpack holds integral scores as integers.
+			c.w.Bulk(strconv.AppendInt(sb[:0], int64(it.Score), 10))
+		} else {
+			c.w.Bulk(resp.AppendDouble(sb[:0], it.Score))
+		}
 	}
 }
 
 // parseScanCursor parses an unsigned decimal cursor as Redis's strtoul check.
 func parseScanCursor(b []byte) (uint64, bool) {
+	if len(b) > 1 && b[0] == '-' { // strtoul negates
+		v, err := strconv.ParseUint(string(b[1:]), 10, 64)
+		return -v, err == nil
+	}
 	v, err := strconv.ParseUint(string(b), 10, 64)
 	return v, err == nil
+}
+
+// zsetEncoding is OBJECT ENCODING for lists and sorted sets ("" otherwise).
+func listZsetEncoding(e *store.Entry) string {
+	switch e.Kind() {
+	case store.KindList:
+		return listOf(e).Encoding()
+	case store.KindZSet:
+		return zsetOf(e).Encoding()
+	}
+	return ""
+}
+
+// dupListZset deep-copies a list or sorted set entry (COPY).
+func dupListZset(e *store.Entry) *store.Entry {
+	switch e.Kind() {
+	case store.KindList:
+		return store.NewObject(store.KindList, unsafe.Pointer(listOf(e).Clone()))
+	case store.KindZSet:
+		return store.NewObject(store.KindZSet, unsafe.Pointer(zsetOf(e).Clone()))
+	}
+	return nil
 }
