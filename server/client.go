@@ -317,6 +317,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		}
 		ks.Lock.RUnlock(c.slot)
 	}
+	if !c.inExec && c.srv.blocking.pending.Load() {
+		c.srv.serveReadyKeys() // serve clients blocked on keys this command filled
+	}
 	c.lastCmd.Store(cmd)
 	end := nanotime()
 	ns := end - start

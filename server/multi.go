@@ -206,8 +206,10 @@ func (s *Server) wireWatches() {
 	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db, nil) }
 	s.ks.OnSwap = func(a, b *store.DB) {
 		// After the swap a and b hold each other's data: a key watched in
-		// either is touched if it exists on either side.
+		// either is touched if it exists on either side, and clients blocked
+		// on a key that now exists may be served.
 		s.watches.touchDB(a, b)
 		s.watches.touchDB(b, a)
+		s.signalSwapped(a, b)
 	}
 }

@@ -86,6 +86,7 @@ type Server struct {
 
 	opsMu                    sync.Mutex // instantaneous_ops_per_sec state
 	opsAt, opsCount, opsRate int64
+	blocking blockRegistry // clients blocked on keys (blocking.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -116,6 +117,7 @@ func New(cfg *Config) *Server {
 	s.ks = store.New(dbs, nloops+1)
 	s.wireWatches()
 	s.wirePubSub()
+	s.wireBlocking()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -297,6 +299,7 @@ func (s *Server) removeClient(c *Client) {
 	s.mu.Unlock()
 	s.watches.unwatchAll(c)
 	s.pubsub.unsubscribeAll(c)
+	s.blocking.clientClosed(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}

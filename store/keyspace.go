@@ -47,8 +47,9 @@ type Keyspace struct {
 	OnExpired  func(db *DB, key []byte)           // a key was removed by expiry
 	OnDeleted  func(db *DB, key []byte, e *Entry) // a key was deleted (blocking, notifications)
 
-	OnFlush func(db *DB)   // a database was emptied (exclusive lock held)
-	OnSwap  func(a, b *DB) // two databases were swapped (exclusive lock held)
+	OnFlush   func(db *DB)                       // a database was emptied (exclusive lock held)
+	OnCreated func(db *DB, key []byte, e *Entry) // a key was added (Redis\'s dbAdd: wakes blocked clients)
+	OnSwap    func(a, b *DB)                     // two databases were swapped (exclusive lock held)
 
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
@@ -197,6 +198,9 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	e.lru = LRUClock()
 	s.m[string(key)] = e
 	db.Modified(key)
+	if old == nil && db.ks.OnCreated != nil {
+		db.ks.OnCreated(db, key, e)
+	}
 }
 
 // Add stores a new key (the caller knows it does not exist). The key's
@@ -215,6 +219,9 @@ func (db *DB) Add(key []byte, e *Entry) {
 	}
 	s.m[string(key)] = e
 	db.Modified(key)
+	if db.ks.OnCreated != nil {
+		db.ks.OnCreated(db, key, e)
+	}
 }
 
 // Modified signals that key's value changed (for WATCH and friends).

@@ -1,0 +1,59 @@
+package server
+
+import "github.com/sluicedb/sluice/store"
+
+// Where the command families meet: hooks that one family declares and
+// another fills, kept in one place so the connections are easy to see.
+func init() {
+	// OBJECT ENCODING and COPY for lists and sorted sets.
+	prevEncoding := objectEncodingOf
+	objectEncodingOf = func(e *store.Entry) string {
+		if enc := listZsetEncoding(e); enc != "" {
+			return enc
+		}
+		return prevEncoding(e)
+	}
+	objectDupers[store.KindList] = dupListZset
+	objectDupers[store.KindZSet] = dupListZset
+
+	// ZUNION/ZINTER/ZDIFF accept plain sets, every member scored 1.
+	zsetSetMembers = func(e *store.Entry, fn func(member []byte)) {
+		e.AsSet().ForEach(func(m []byte) bool {
+			fn(m)
+			return true
+		})
+	}
+}
+
+// wireBlocking connects CLIENT UNBLOCK and key creation (RENAME, MOVE,
+// COPY, *STORE... onto a key someone waits for) to the blocking registry.
+func (s *Server) wireBlocking() {
+	s.unblockHook = func(c *Client, withError bool) bool { return unblockClient(s, c.ID, withError) }
+	s.ks.OnCreated = func(db *store.DB, key []byte, e *store.Entry) {
+		if k := e.Kind(); k == store.KindList || k == store.KindZSet {
+			s.signalKeyAsReady(db, key)
+		}
+	}
+}
+
+// signalSwapped signals, after SWAPDB, the keys clients wait for that now
+// exist in the swapped databases (Redis's scanDatabaseForReadyKeys).
+func (s *Server) signalSwapped(dbs ...*store.DB) {
+	b := &s.blocking
+	if b.count.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	keys := make([]readyKey, 0, len(b.waiters))
+	for rk := range b.waiters {
+		keys = append(keys, rk)
+	}
+	b.mu.Unlock()
+	for _, rk := range keys {
+		for _, db := range dbs {
+			if rk.dbi == db.ID && db.Exists([]byte(rk.key)) {
+				s.signalKeyAsReady(db, []byte(rk.key))
+			}
+		}
+	}
+}
