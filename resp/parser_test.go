@@ -219,7 +219,7 @@ var parseCases = []parseCase{
 	{name: "bulk at configured max", in: "*1\r\n$1024\r\n", maxBulk: 1024, want: outcome{Rest: all}},
 	{name: "expected dollar plus", in: "*1\r\n+4\r\n", want: outcome{Err: errExpected('+')}},
 	{name: "expected dollar star", in: "*2\r\n$3\r\nGET\r\n*1\r\n", want: outcome{Err: errExpected('*')}},
-	{name: "expected dollar nul", in: "*1\r\nx\x00\r\n", want: outcome{Err: errExpected('x')}},
+	{name: "expected dollar x", in: "*1\r\nx\r\n\x00", want: outcome{Err: errExpected('x')}},
 
 	// Sizes: a line without '\r' (or '\n' for inline) is an error only once
 	// more than 64 KB of it are buffered.
