@@ -34,7 +34,9 @@ func (w *Writer) Simple(s string) {
 // ("ERR ...", "WRONGTYPE ..."); a missing leading '-' is added.
 func (w *Writer) Error(msg string) {
 	w.Errors++
-	w.Buf = append(w.Buf, '-')
+	if len(msg) == 0 || msg[0] != '-' {
+		w.Buf = append(w.Buf, '-')
+	}
 	w.Buf = appendSanitized(w.Buf, msg)
 	w.Buf = append(w.Buf, '\r', '\n')
 }
