@@ -164,7 +164,7 @@ const (
 	errUnauthBulk   = "ERR Protocol error: unauthenticated bulk length"
 )
 
-func errExpected(c byte) string { return "ERR Protocol error: expected '$', got '" + string(c) + "'" }
+func errExpected(c byte) string { return "ERR Protocol error: expected '$', got '" + string([]byte{c}) + "'" }
 
 // all stands for "the whole input" in a case's Rest.
 const all = -1
@@ -219,6 +219,8 @@ var parseCases = []parseCase{
 	{name: "bulk at configured max", in: "*1\r\n$1024\r\n", maxBulk: 1024, want: outcome{Rest: all}},
 	{name: "expected dollar plus", in: "*1\r\n+4\r\n", want: outcome{Err: errExpected('+')}},
 	{name: "expected dollar star", in: "*2\r\n$3\r\nGET\r\n*1\r\n", want: outcome{Err: errExpected('*')}},
+	// Redis prints the byte with %c: one raw byte, not its UTF-8 encoding.
+	{name: "expected dollar high byte", in: "*1\r\n\xf7\r\n", want: outcome{Err: "ERR Protocol error: expected '$', got '\xf7'"}},
 	{name: "expected dollar x", in: "*1\r\nx\r\n\x00", want: outcome{Err: errExpected('x')}},
 
 	// Sizes: a line without '\r' (or '\n' for inline) is an error only once
