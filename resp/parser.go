@@ -130,7 +130,7 @@ func (p *Parser) Next(buf []byte) (n int, args [][]byte, err error) {
 				return 0, nil, ErrIncomplete
 			}
 			if rest[0] != '$' {
-				return 0, nil, &ProtocolError{"ERR Protocol error: expected '$', got '" + string(rest[0]) + "'"}
+				return 0, nil, &ProtocolError{"ERR Protocol error: expected '$', got '" + string(rest[:1]) + "'"}
 			}
 			ll, ok := ParseInt(rest[1:nl])
 			if !ok || ll < 0 || ll > maxBulk {
