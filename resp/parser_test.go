@@ -164,7 +164,9 @@ const (
 	errUnauthBulk   = "ERR Protocol error: unauthenticated bulk length"
 )
 
-func errExpected(c byte) string { return "ERR Protocol error: expected '$', got '" + string([]byte{c}) + "'" }
+func errExpected(c byte) string {
+	return "ERR Protocol error: expected '$', got '" + string([]byte{c}) + "'"
+}
 
 // all stands for "the whole input" in a case's Rest.
 const all = -1
