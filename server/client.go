@@ -119,6 +119,7 @@ func (c *Client) DB() *store.DB { return c.srv.ks.DB(c.dbi) }
 func (c *Client) process(buf []byte) int {
 	off := 0
 	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
+	c.p.MaxBulkLen = c.srv.cfg.maxBulkLen.Load()
 	for off < len(buf) {
 		if c.closeAfterReply || c.blocked {
 			break
