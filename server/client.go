@@ -184,7 +184,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if cmd.sub != nil && len(args) >= 2 {
 		sub := cmd.lookupSub(args[1])
 		if sub == nil {
-			c.reject("ERR unknown subcommand '" + trunc(string(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+			c.reject("ERR unknown subcommand '" + trunc(cstr(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
 			return
 		}
 		cmd = sub
@@ -247,18 +247,29 @@ func (c *Client) rejectCmd(cmd *Command, msg string) {
 func unknownCommand(args [][]byte) string {
 	var sb strings.Builder
 	sb.WriteString("ERR unknown command '")
-	sb.WriteString(trunc(string(args[0]), 128))
+	sb.WriteString(trunc(cstr(args[0]), 128))
 	sb.WriteString("', with args beginning with: ")
 	n := 0
 	for _, a := range args[1:] {
 		if n >= 128 {
 			break
 		}
-		s := "'" + trunc(string(a), 128-n) + "' "
+		s := "'" + trunc(cstr(a), 128-n) + "' "
 		sb.WriteString(s)
 		n += len(s)
 	}
 	return sb.String()
+}
+
+// cstr returns b up to its first NUL byte: Redis formats user input in
+// error messages with %s, which ends there.
+func cstr(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
 }
 
 func trunc(s string, n int) string {
