@@ -174,7 +174,10 @@ func (c *Client) dispatch(args [][]byte) {
 	cmd := lookupCommand(args[0])
 	if cmd == nil {
 		if len(args[0]) == 5 && strings.EqualFold(string(args[0]), "host:") || strings.EqualFold(string(args[0]), "post") {
-			// Cross-protocol scripting attempt: Redis closes such connections.
+			// Cross-protocol scripting attempt: Redis frees such a client
+			// at once (freeClientAsync), without sending the replies still
+			// in its output buffer.
+			c.w.Buf = c.w.Buf[:0]
 			c.closeAfterReply = true
 			return
 		}
