@@ -542,13 +542,24 @@ func TestGarbageNeverCrashes(t *testing.T) {
 func TestMaxClients(t *testing.T) {
 	redisAddr, sluiceAddr := servers(t, "maxclients", "2")
 	for _, addr := range []string{redisAddr, sluiceAddr} {
-		a := redistest.Dial(t, addr)
-		b := redistest.Dial(t, addr)
-		for _, c := range []*redistest.Conn{a, b} {
-			if r, err := c.Do("PING"); err != nil || r != "+PONG\r\n" {
-				t.Fatalf("%s: PING: %q %v", addr, r, err)
+		// The servers' readiness probes may still count for a moment:
+		// retry until two clients are in.
+		dial := func() *redistest.Conn {
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				c := redistest.Dial(t, addr)
+				r, err := c.Do("PING")
+				if err == nil && r == "+PONG\r\n" {
+					return c
+				}
+				c.Close()
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: PING: %q %v", addr, r, err)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 		}
+		a, b := dial(), dial()
 		res := exchange(t, addr, [][]byte{[]byte("PING\r\n")}, 0, 500*time.Millisecond)
 		if res.Reply != "-ERR max number of clients reached\r\n" || !res.Closed {
 			t.Errorf("%s: third client: %v", addr, res)
