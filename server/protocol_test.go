@@ -44,8 +44,9 @@ func (r result) String() string {
 
 // exchange connects to addr, writes the chunks (pausing gap between them so
 // the server sees separate reads), and reads until the server closes the
-// connection or nothing has arrived for idle after the last write. It may
-// run on any goroutine: failures are reported with Errorf.
+// connection or, once the server has shown it got past the input (see
+// barrier), nothing more arrives for idle. It may run on any goroutine:
+// failures are reported with Errorf.
 func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duration) result {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
@@ -54,9 +55,8 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 		return result{Reply: "<dial error>"}
 	}
 	defer conn.Close()
-	var last atomic.Int64 // unix ns of the last write or read
-	var wrote atomic.Bool
-	last.Store(time.Now().UnixNano())
+	var last atomic.Int64 // unix ns of the barrier or the last read
+	var settled atomic.Bool
 	go func() {
 		for i, ch := range chunks {
 			if i > 0 && gap > 0 {
@@ -65,10 +65,10 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 			if _, err := conn.Write(ch); err != nil {
 				break // the server closed the connection: the reader sees it
 			}
-			last.Store(time.Now().UnixNano())
 		}
-		wrote.Store(true)
+		barrier(addr)
 		last.Store(time.Now().UnixNano())
+		settled.Store(true)
 	}()
 	var out bytes.Buffer
 	buf := make([]byte, 64*1024)
@@ -85,7 +85,7 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			if wrote.Load() && time.Since(time.Unix(0, last.Load())) > idle {
+			if settled.Load() && time.Since(time.Unix(0, last.Load())) > idle {
 				return result{Reply: out.String()}
 			}
 			if time.Now().After(hardStop) {
@@ -97,6 +97,21 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 		// EOF or connection reset: the server closed the connection.
 		return result{Reply: out.String(), Closed: true}
 	}
+}
+
+// barrier sends PING on a new connection and waits for any answer (a
+// full server answers with an error): a server that answers has been
+// scheduled and has run its event loop since the caller's writes, so a
+// loaded machine does not turn slowness into a wrong "no reply" result.
+func barrier(addr string) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.Write([]byte("PING\r\n"))
+	c.Read(make([]byte, 64))
 }
 
 // servers starts a redis-server and a Sluice with the same directives
@@ -112,18 +127,24 @@ func servers(t *testing.T, directives ...string) (redisAddr, sluiceAddr string) 
 	return redisAddr, sluiceAddr
 }
 
+// both sends the same chunks to both servers at once.
+func both(t *testing.T, redisAddr, sluiceAddr string, chunks [][]byte, gap, idle time.Duration) (fromRedis, fromSluice result) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fromRedis = exchange(t, redisAddr, chunks, gap, idle)
+	}()
+	fromSluice = exchange(t, sluiceAddr, chunks, gap, idle)
+	<-done
+	return fromRedis, fromSluice
+}
+
 // sideBySide sends the same chunks to both servers at once and fails when
 // the results differ. It returns Redis's result.
 func sideBySide(t *testing.T, redisAddr, sluiceAddr string, chunks [][]byte, gap, idle time.Duration) result {
 	t.Helper()
-	var want result
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		want = exchange(t, redisAddr, chunks, gap, idle)
-	}()
-	got := exchange(t, sluiceAddr, chunks, gap, idle)
-	<-done
+	want, got := both(t, redisAddr, sluiceAddr, chunks, gap, idle)
 	if got != want {
 		t.Errorf("input %q\nsluice: %v\nredis:  %v", clip(bytes.Join(chunks, nil)), got, want)
 	}
@@ -149,6 +170,7 @@ const (
 )
 
 func TestProtocolErrorsSideBySide(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t)
 	big := strings.Repeat("x", 200*1024)
 	cases := []struct {
@@ -225,6 +247,7 @@ func TestProtocolErrorsSideBySide(t *testing.T) {
 
 // TestProtoMaxBulkLen: proto-max-bulk-len limits the bulk length accepted.
 func TestProtoMaxBulkLen(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t, "proto-max-bulk-len", "1mb")
 	res := sideBySide(t, redisAddr, sluiceAddr, [][]byte{[]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048577\r\n")}, 0, 150*time.Millisecond)
 	if res.Reply != errInvalidBulk || !res.Closed {
@@ -240,6 +263,7 @@ func TestProtoMaxBulkLen(t *testing.T) {
 // TestPipeline100k writes 100,000 commands in one go and checks that all
 // replies come back, in order, and identical to Redis's.
 func TestPipeline100k(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t)
 	const rounds = 25000 // 4 commands each
 	var req bytes.Buffer
@@ -310,6 +334,7 @@ var splitInput = enc("SET", "split:k", "a\r\nb") + enc("GET", "split:k") + "PING
 // byte boundary, and once byte by byte, and expects the reply Redis gives
 // to the whole input.
 func TestSplitAtEveryByte(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t)
 	in := []byte(splitInput)
 	want := sideBySide(t, redisAddr, sluiceAddr, [][]byte{in}, 0, 150*time.Millisecond)
@@ -355,6 +380,7 @@ func TestSplitAtEveryByte(t *testing.T) {
 }
 
 func TestInlineCommands(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t)
 	for _, tc := range []struct{ in, want string }{
 		{"PING\r\nPING\r\n", "+PONG\r\n+PONG\r\n"},
@@ -372,6 +398,7 @@ func TestInlineCommands(t *testing.T) {
 // TestMalformedClientIsolated: a client that sends garbage is disconnected
 // without affecting another client, even one in the middle of a command.
 func TestMalformedClientIsolated(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t)
 	for _, addr := range []string{redisAddr, sluiceAddr} {
 		good := redistest.Dial(t, addr)
@@ -468,13 +495,14 @@ func garbage(r *rand.Rand, corpus [][]byte, n int) [][]byte {
 // random chunks, to both servers: replies and disconnections must match,
 // and the server must keep serving.
 func TestGarbageSideBySide(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t)
 	corpus := loadCorpus(t)
 	r := rand.New(rand.NewSource(42))
 	inputs := append(append([][]byte(nil), corpus...), garbage(r, corpus, 100)...)
-	// 16 workers, each in its own database so concurrent inputs cannot see
+	// 8 workers, each in its own database so concurrent inputs cannot see
 	// each other's keys; the inputs of one worker run in order.
-	const workers = 16
+	const workers = 8
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		w := w
@@ -495,7 +523,17 @@ func TestGarbageSideBySide(t *testing.T) {
 					chunks = append(chunks, rest[:n])
 					rest = rest[n:]
 				}
-				sideBySide(t, redisAddr, sluiceAddr, chunks, time.Millisecond, 150*time.Millisecond)
+				want, got := both(t, redisAddr, sluiceAddr, chunks, time.Millisecond, 150*time.Millisecond)
+				// A cross-protocol line (host:, POST) drops the replies not
+				// yet written, which depends on how the server's reads cut
+				// the input: only the disconnection is compared.
+				lower := bytes.ToLower(in)
+				if bytes.Contains(lower, []byte("host:")) || bytes.Contains(lower, []byte("post")) {
+					want.Reply, got.Reply = "", ""
+				}
+				if got != want {
+					t.Errorf("input %q\nsluice: %v\nredis:  %v", clip(bytes.Join(chunks, nil)), got, want)
+				}
 			}
 		}()
 	}
@@ -509,6 +547,7 @@ func TestGarbageSideBySide(t *testing.T) {
 // TestGarbageNeverCrashes throws more random junk at Sluice alone (no
 // comparison) and checks it still answers.
 func TestGarbageNeverCrashes(t *testing.T) {
+	t.Parallel()
 	_, addr := redistest.StartSluice(t)
 	corpus := loadCorpus(t)
 	r := rand.New(rand.NewSource(7))
@@ -540,6 +579,7 @@ func TestGarbageNeverCrashes(t *testing.T) {
 }
 
 func TestMaxClients(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t, "maxclients", "2")
 	for _, addr := range []string{redisAddr, sluiceAddr} {
 		// The servers' readiness probes may still count for a moment:
@@ -585,6 +625,7 @@ func TestMaxClients(t *testing.T) {
 // client-query-buffer-limit is disconnected without a reply; a big
 // argument under the limit is fine.
 func TestQueryBufferLimit(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t, "client-query-buffer-limit", "1mb")
 	// A 3 MB bulk of which 1.5 MB is sent: the buffer passes 1 MB.
 	partial := []byte("*3\r\n$3\r\nSET\r\n$5\r\nqbuf1\r\n$3000000\r\n" + strings.Repeat("x", 1500000))
@@ -602,6 +643,7 @@ func TestQueryBufferLimit(t *testing.T) {
 // TestIdleTimeout: with timeout 1, an idle client is closed after about a
 // second (Redis checks in its cron, so within 1-3 s).
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	redisAddr, sluiceAddr := servers(t, "timeout", "1")
 	var wg sync.WaitGroup
 	for _, addr := range []string{redisAddr, sluiceAddr} {
