@@ -56,6 +56,7 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 	}
 	defer conn.Close()
 	var last atomic.Int64 // unix ns of the barrier or the last read
+	var wait atomic.Int64 // idle, or longer when the barrier was slow
 	var settled atomic.Bool
 	go func() {
 		for i, ch := range chunks {
@@ -66,7 +67,8 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 				break // the server closed the connection: the reader sees it
 			}
 		}
-		barrier(addr)
+		rtt := barrier(addr)
+		wait.Store(int64(max(idle, 5*rtt)))
 		last.Store(time.Now().UnixNano())
 		settled.Store(true)
 	}()
@@ -85,7 +87,7 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			if settled.Load() && time.Since(time.Unix(0, last.Load())) > idle {
+			if settled.Load() && time.Since(time.Unix(0, last.Load())) > time.Duration(wait.Load()) {
 				return result{Reply: out.String()}
 			}
 			if time.Now().After(hardStop) {
@@ -103,15 +105,18 @@ func exchange(t testing.TB, addr string, chunks [][]byte, gap, idle time.Duratio
 // full server answers with an error): a server that answers has been
 // scheduled and has run its event loop since the caller's writes, so a
 // loaded machine does not turn slowness into a wrong "no reply" result.
-func barrier(addr string) {
+// It returns how long that took, which scales the idle wait.
+func barrier(addr string) time.Duration {
+	start := time.Now()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
-		return
+		return 0
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	c.Write([]byte("PING\r\n"))
 	c.Read(make([]byte, 64))
+	return time.Since(start)
 }
 
 // servers starts a redis-server and a Sluice with the same directives
@@ -523,7 +528,7 @@ func TestGarbageSideBySide(t *testing.T) {
 					chunks = append(chunks, rest[:n])
 					rest = rest[n:]
 				}
-				want, got := both(t, redisAddr, sluiceAddr, chunks, time.Millisecond, 150*time.Millisecond)
+				want, got := both(t, redisAddr, sluiceAddr, chunks, time.Millisecond, 250*time.Millisecond)
 				// A cross-protocol line (host:, POST) drops the replies not
 				// yet written, which depends on how the server's reads cut
 				// the input: only the disconnection is compared.
