@@ -1,6 +1,8 @@
 GO ?= go
+# Extra arguments for scripts/bench-compare.sh, e.g. make bench-compare BENCH_ARGS="--rounds 5 --mem"
+BENCH_ARGS ?=
 
-.PHONY: build run test bench fuzz lint
+.PHONY: build run test test-race bench bench-compare bench-mem fuzz fuzz-smoke lint ci
 
 build:
 	$(GO) build -o bin/sluice-server ./cmd/sluice-server
@@ -15,11 +17,27 @@ test:
 	scripts/ensure-redis.sh
 	$(GO) test -count=1 ./...
 
+test-race:
+	$(GO) test -race -count=1 ./...
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./server/
 
+# Issue 2's acceptance run: redis-benchmark SET/GET at -P 1, -P 16 and -d 1024
+# against sluice-server and redis-server, interleaved rounds, rps/p99/CPU per
+# request ratios as Markdown tables.
+bench-setget:
+	scripts/bench-compare.sh $(BENCH_ARGS)
+
+# RSS of 1,000,000 keys with 64-byte values in each server.
+bench-mem:
+	scripts/bench-compare.sh --mem-only $(BENCH_ARGS)
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 60s ./resp/
+
+fuzz-smoke:
+	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 20s ./resp/
 
 lint:
 	$(GO) vet ./...
@@ -56,3 +74,6 @@ bench-cache:
 	@echo "cache benchmarks, -benchtime $(CACHE_BENCHTIME); raw output in bin/bench-cache.txt" >&2
 	@$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
 	@$(GO) run ./cache/internal/benchtable bin/bench-cache.txt
+
+ci:
+	.ci/run

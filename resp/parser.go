@@ -130,7 +130,7 @@ func (p *Parser) Next(buf []byte) (n int, args [][]byte, err error) {
 				return 0, nil, ErrIncomplete
 			}
 			if rest[0] != '$' {
-				return 0, nil, &ProtocolError{"ERR Protocol error: expected '$', got '" + string(rest[0]) + "'"}
+				return 0, nil, &ProtocolError{"ERR Protocol error: expected '$', got '" + string(rest[:1]) + "'"}
 			}
 			ll, ok := ParseInt(rest[1:nl])
 			if !ok || ll < 0 || ll > maxBulk {
@@ -161,10 +161,17 @@ func (p *Parser) Next(buf []byte) (n int, args [][]byte, err error) {
 	return n, args, nil
 }
 
+// indexByte returns the index of the first c in b, or -1 when b has none
+// before its end or before a NUL byte: Redis looks for line ends with
+// strchr, which stops at a NUL, so a header or inline line holding a NUL
+// never completes (the 64 KB limits then apply).
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {
 		if x == c {
 			return i
+		}
+		if x == 0 {
+			return -1
 		}
 	}
 	return -1
@@ -183,10 +190,8 @@ func (p *Parser) parseInline(buf []byte) (int, [][]byte, error) {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	// A NUL ends the line for Redis (it treats the line as a C string).
-	if z := indexByte(line, 0); z >= 0 {
-		line = line[:z]
-	}
+	// indexByte stopped at any NUL, so the line holds none: splitInline
+	// may treat the end of line as the C string's terminator.
 	if !p.splitInline(line) {
 		return 0, nil, ErrUnbalanced
 	}

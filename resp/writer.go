@@ -40,7 +40,9 @@ func (w *Writer) Error(msg string) {
 	if w.OnError != nil {
 		w.OnError(msg)
 	}
-	w.Buf = append(w.Buf, '-')
+	if len(msg) == 0 || msg[0] != '-' {
+		w.Buf = append(w.Buf, '-')
+	}
 	w.Buf = appendSanitized(w.Buf, msg)
 	w.Buf = append(w.Buf, '\r', '\n')
 }

@@ -12,7 +12,7 @@ import (
 func newBenchClient(tb testing.TB) *Client {
 	tb.Helper()
 	srv := New(NewConfig())
-	c := srv.newClient(srv.goSlot, "bench", "bench", false)
+	c := srv.newClient(srv.goSlot, "bench", "bench", false, nil)
 	if c == nil {
 		tb.Fatal("newClient refused")
 	}

@@ -126,6 +126,7 @@ func (c *Client) process(buf []byte) int {
 	c.mark = 0
 	defer func() { c.mark = 0 }()
 	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
+	c.p.MaxBulkLen = c.srv.cfg.maxBulkLen.Load()
 	for off < len(buf) {
 		if c.closeAfterReply || c.blocked {
 			break
@@ -180,7 +181,10 @@ func (c *Client) dispatch(args [][]byte) {
 	cmd := lookupCommand(args[0])
 	if cmd == nil {
 		if len(args[0]) == 5 && strings.EqualFold(string(args[0]), "host:") || strings.EqualFold(string(args[0]), "post") {
-			// Cross-protocol scripting attempt: Redis closes such connections.
+			// Cross-protocol scripting attempt: Redis frees such a client
+			// at once (freeClientAsync), without sending the replies still
+			// in its output buffer.
+			c.w.Buf = c.w.Buf[:0]
 			c.closeAfterReply = true
 			return
 		}
@@ -190,7 +194,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if cmd.sub != nil && len(args) >= 2 {
 		sub := cmd.lookupSub(args[1])
 		if sub == nil {
-			c.reject("ERR unknown subcommand '" + trunc(string(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+			c.reject("ERR unknown subcommand '" + trunc(cstr(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
 			return
 		}
 		cmd = sub
@@ -253,18 +257,29 @@ func (c *Client) rejectCmd(cmd *Command, msg string) {
 func unknownCommand(args [][]byte) string {
 	var sb strings.Builder
 	sb.WriteString("ERR unknown command '")
-	sb.WriteString(trunc(string(args[0]), 128))
+	sb.WriteString(trunc(cstr(args[0]), 128))
 	sb.WriteString("', with args beginning with: ")
 	n := 0
 	for _, a := range args[1:] {
 		if n >= 128 {
 			break
 		}
-		s := "'" + trunc(string(a), 128-n) + "' "
+		s := "'" + trunc(cstr(a), 128-n) + "' "
 		sb.WriteString(s)
 		n += len(s)
 	}
 	return sb.String()
+}
+
+// cstr returns b up to its first NUL byte: Redis formats user input in
+// error messages with %s, which ends there.
+func cstr(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
 }
 
 func trunc(s string, n int) string {

@@ -19,19 +19,20 @@ func (s *Server) ServeConn(conn net.Conn) {
 		raddr = a.String()
 	}
 	_, isUnix := conn.(*net.UnixConn)
-	c := s.newClient(s.goSlot, raddr, laddr, isUnix)
+	sig := make(chan struct{}, 1)
+	c := s.newClient(s.goSlot, raddr, laddr, isUnix, func(c *Client) {
+		c.killHook = func() { conn.Close() }
+		c.signal = func() {
+			select {
+			case sig <- struct{}{}:
+			default:
+			}
+		}
+	})
 	if c == nil {
 		conn.Write([]byte("-" + errMaxClients + "\r\n"))
 		conn.Close()
 		return
-	}
-	sig := make(chan struct{}, 1)
-	c.killHook = func() { conn.Close() }
-	c.signal = func() {
-		select {
-		case sig <- struct{}{}:
-		default:
-		}
 	}
 	defer func() {
 		conn.Close()

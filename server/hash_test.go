@@ -462,7 +462,7 @@ func hsChiSquareOK(counts map[string]int, n, draws int) (float64, bool) {
 // returns its parsed reply (no HELLO needed).
 func hsDispatchResp3(t testing.TB, srv *Server, args ...string) any {
 	t.Helper()
-	c := srv.newClient(srv.goSlot, "test", "", false)
+	c := srv.newClient(srv.goSlot, "test", "", false, nil)
 	defer srv.removeClient(c)
 	c.w.Proto = 3
 	var bargs [][]byte
@@ -533,7 +533,7 @@ func TestHrandfieldThroughServer(t *testing.T) {
 func benchDispatch(b *testing.B, mk func(i int) [][]byte) {
 	srv := New(nil)
 	srv.SetLogger(nil)
-	c := srv.newClient(srv.goSlot, "bench", "", false)
+	c := srv.newClient(srv.goSlot, "bench", "", false, nil)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -193,15 +193,16 @@ func (l *loop) accept(lfd int) {
 				laddr = a.Name
 			}
 		}
-		c := l.srv.newClient(l.id, addr, laddr, isUnix)
+		c := l.srv.newClient(l.id, addr, laddr, isUnix, func(c *Client) {
+			c.fd = fd
+			c.killHook = func() { l.post(func() { l.close(c) }) }
+			c.signal = func() { l.post(func() { l.onSignal(c) }) }
+		})
 		if c == nil {
 			unix.Write(fd, []byte("-"+errMaxClients+"\r\n"))
 			unix.Close(fd)
 			continue
 		}
-		c.fd = fd
-		c.killHook = func() { l.post(func() { l.close(c) }) }
-		c.signal = func() { l.post(func() { l.onSignal(c) }) }
 		l.conns[fd] = c
 		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			l.close(c)

@@ -270,8 +270,10 @@ func (s *Server) cron() {
 }
 
 // newClient registers a new client, or returns nil after writing the
-// maxclients error when the server is full.
-func (s *Server) newClient(slot int, addr, laddr string, unix bool) *Client {
+// maxclients error when the server is full. setup, when not nil, runs
+// before the client is visible to other goroutines (through s.clients):
+// drivers set the client's hooks and fd there.
+func (s *Server) newClient(slot int, addr, laddr string, unix bool, setup func(c *Client)) *Client {
 	if s.nconns.Add(1) > s.cfg.maxClients.Load() {
 		s.nconns.Add(-1)
 		s.stats[slot].rejectedConns.Add(1)
@@ -283,6 +285,9 @@ func (s *Server) newClient(slot int, addr, laddr string, unix bool) *Client {
 	c.w.OnError = s.countError
 	c.authed = s.cfg.requirePass() == ""
 	c.lastIO.Store(time.Now().UnixMilli())
+	if setup != nil {
+		setup(c)
+	}
 	s.stats[slot].connections.Add(1)
 	s.mu.Lock()
 	s.clients[c.ID] = c

@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# bench-compare.sh: Sluice side by side with redis-server under redis-benchmark.
+#
+# Builds bin/sluice-server from this tree, starts it and redis-server on
+# free local ports, and runs the same redis-benchmark suites against both in
+# interleaved rounds (redis, sluice, redis, sluice, ...):
+#
+#   set/get P1     -c 50 -t set,get -r 100000 -n 200000
+#   set/get P16    -c 50 -t set,get -r 100000 -n 2000000 -P 16
+#   set/get 1KB    -c 50 -t set,get -r 100000 -n 200000 -d 1024
+#
+# It prints, as Markdown tables, the median requests/s and p99 latency of
+# each test for both servers with the ratio sluice/redis, and the server CPU
+# time per request (utime+stime from /proc/PID/stat around each run).
+# With --mem it also loads 1,000,000 distinct keys with 64-byte values into
+# a fresh instance of each (redis-cli --pipe) and compares their RSS.
+#
+# Usage: scripts/bench-compare.sh [--rounds N] [--mem | --mem-only] [--scale F]
+#   --rounds N   rounds of each suite (default 3, or $BENCH_ROUNDS)
+#   --mem        also run the 1M-key memory comparison
+#   --mem-only   only the memory comparison
+#   --scale F    multiply request counts by F (e.g. 0.25 for a quick look)
+#   --keys N     keys for the memory comparison (default 1000000)
+# The machine's noise shows in the numbers: compare ratios from the same run.
+set -euo pipefail
+
+ROUNDS=${BENCH_ROUNDS:-3}
+SCALE=1
+THROUGHPUT=1
+MEM=0
+KEYS=1000000
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rounds) ROUNDS=$2; shift 2 ;;
+	--rounds=*) ROUNDS=${1#*=}; shift ;;
+	--scale) SCALE=$2; shift 2 ;;
+	--scale=*) SCALE=${1#*=}; shift ;;
+	--keys) KEYS=$2; shift 2 ;;
+	--keys=*) KEYS=${1#*=}; shift ;;
+	--mem) MEM=1; shift ;;
+	--mem-only) MEM=1; THROUGHPUT=0; shift ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+case "$ROUNDS" in ''|*[!0-9]*|0) echo "--rounds must be a positive integer" >&2; exit 2 ;; esac
+
+for tool in redis-server redis-benchmark redis-cli go awk timeout; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "bench-compare: $tool not found in PATH (apt-get install redis-server redis-tools)" >&2
+		exit 1
+	fi
+done
+if [ ! -r /proc/self/stat ]; then
+	echo "bench-compare: needs Linux /proc for CPU and RSS figures" >&2
+	exit 1
+fi
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-compare.XXXXXX")
+PIDS=()
+cleanup() {
+	local pid
+	for pid in "${PIDS[@]:-}"; do
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]:-}"; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+HZ=$(getconf CLK_TCK)
+
+echo "building bin/sluice-server..." >&2
+(cd "$ROOT" && go build -o bin/sluice-server ./cmd/sluice-server)
+
+# free_port prints a TCP port nothing listens on.
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "no free port found" >&2
+	return 1
+}
+
+wait_ready() { # port pid name
+	for _ in $(seq 1 200); do
+		if [ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = "PONG" ]; then
+			return 0
+		fi
+		if ! kill -0 "$2" 2>/dev/null; then
+			echo "$3 exited; its log:" >&2
+			cat "$WORK/$3.log" >&2 || true
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "$3 did not answer PING on port $1" >&2
+	return 1
+}
+
+# start_server name: starts redis or sluice; sets <NAME>_PORT and <NAME>_PID.
+start_server() {
+	local name=$1 port pid
+	port=$(free_port)
+	local common=(--port "$port" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/$name.log")
+	if [ "$name" = redis ]; then
+		redis-server "${common[@]}" --protected-mode no --dir "$WORK" &
+	else
+		"$ROOT/bin/sluice-server" "${common[@]}" --dir "$WORK" &
+	fi
+	pid=$!
+	PIDS+=("$pid")
+	wait_ready "$port" "$pid" "$name"
+	if [ "$name" = redis ]; then REDIS_PORT=$port REDIS_PID=$pid; else SLUICE_PORT=$port SLUICE_PID=$pid; fi
+}
+
+stop_server() { # pid
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+cpu_ticks() { # pid: utime+stime in clock ticks (fields 14 and 15; comm may hold spaces)
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+}
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { v = int(n * s); if (v < 1000) v = 1000; print v }'; }
+
+# results.tsv: suite, test, server, round, rps, p99 ms
+# cpu.tsv:     suite, server, round, CPU microseconds per request
+: >"$WORK/results.tsv"
+: >"$WORK/cpu.tsv"
+
+run_one() { # suite server port pid round requests-per-test benchmark-args...
+	local suite=$1 server=$2 port=$3 pid=$4 round=$5 n=$6
+	shift 6
+	local before after out ntests
+	before=$(cpu_ticks "$pid")
+	if ! out=$(timeout 900 redis-benchmark -h 127.0.0.1 -p "$port" --csv -n "$n" "$@" 2>"$WORK/bench.err"); then
+		echo "redis-benchmark failed against $server ($suite):" >&2
+		cat "$WORK/bench.err" >&2
+		exit 1
+	fi
+	after=$(cpu_ticks "$pid")
+	# CSV: "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+	ntests=$(printf '%s\n' "$out" | awk -F'"' -v suite="$suite" -v server="$server" -v round="$round" -v f="$WORK/results.tsv" '
+		$2 != "" && $2 != "test" { printf "%s\t%s\t%s\t%s\t%s\t%s\n", suite, $2, server, round, $4, $14 >> f; n++ }
+		END { print n + 0 }')
+	if [ "$ntests" -eq 0 ]; then
+		echo "no CSV results from redis-benchmark against $server ($suite):" >&2
+		printf '%s\n' "$out" >&2
+		exit 1
+	fi
+	awk -v d=$((after - before)) -v hz="$HZ" -v n="$n" -v t="$ntests" -v suite="$suite" -v server="$server" -v round="$round" \
+		'BEGIN { printf "%s\t%s\t%s\t%.3f\n", suite, server, round, d * 1e6 / hz / (n * t) }' >>"$WORK/cpu.tsv"
+	printf '  %-12s %-7s round %s: %s\n' "$suite" "$server" "$round" \
+		"$(printf '%s\n' "$out" | awk -F'"' '$2 != "" && $2 != "test" { printf "%s %s rps  ", $2, $4 }')" >&2
+}
+
+if [ "$THROUGHPUT" = 1 ]; then
+	start_server redis
+	start_server sluice
+	echo "redis-server pid $REDIS_PID port $REDIS_PORT; sluice-server pid $SLUICE_PID port $SLUICE_PORT; $ROUNDS round(s)" >&2
+	N1=$(scaled 200000)
+	N16=$(scaled 2000000)
+	SUITES=(
+		"set/get P1|$N1|-c 50 -t set,get -r 100000 -P 1"
+		"set/get P16|$N16|-c 50 -t set,get -r 100000 -P 16"
+		"set/get 1KB|$N1|-c 50 -t set,get -r 100000 -d 1024"
+	)
+	for round in $(seq 1 "$ROUNDS"); do
+		for s in "${SUITES[@]}"; do
+			IFS='|' read -r suite n args <<<"$s"
+			# shellcheck disable=SC2086 # args is a word list
+			run_one "$suite" redis "$REDIS_PORT" "$REDIS_PID" "$round" "$n" $args
+			# shellcheck disable=SC2086
+			run_one "$suite" sluice "$SLUICE_PORT" "$SLUICE_PID" "$round" "$n" $args
+		done
+	done
+	stop_server "$SLUICE_PID"
+	stop_server "$REDIS_PID"
+
+	echo
+	echo "### Throughput (median of $ROUNDS round(s), redis-benchmark $(redis-benchmark --version | awk '{print $2}'), $(nproc) CPUs)"
+	echo
+	echo "| suite | test | redis rps | sluice rps | sluice/redis | redis p99 ms | sluice p99 ms | sluice/redis p99 |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	awk -F'\t' '
+		function median(list,   a, n, i, j, t) {
+			n = split(list, a, " ")
+			for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		{
+			key = $1 "\t" $2
+			if (!(key in seen)) { seen[key] = 1; order[++k] = key }
+			rps[key, $3] = rps[key, $3] " " $5
+			p99[key, $3] = p99[key, $3] " " $6
+		}
+		END {
+			for (i = 1; i <= k; i++) {
+				key = order[i]; split(key, f, "\t")
+				rr = median(rps[key, "redis"]); rs = median(rps[key, "sluice"])
+				pr = median(p99[key, "redis"]); ps = median(p99[key, "sluice"])
+				printf "| %s | %s | %.0f | %.0f | %.2f | %.3f | %.3f | %s |\n", f[1], f[2], rr, rs, rs / rr, pr, ps, (pr > 0 ? sprintf("%.2f", ps / pr) : "-")
+			}
+		}' "$WORK/results.tsv"
+	echo
+	echo "### Server CPU time per request (utime+stime, median of $ROUNDS round(s))"
+	echo
+	echo "| suite | redis µs/req | sluice µs/req | sluice/redis |"
+	echo "|---|---:|---:|---:|"
+	awk -F'\t' '
+		function median(list,   a, n, i, j, t) {
+			n = split(list, a, " ")
+			for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		{
+			if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 }
+			cpu[$1, $2] = cpu[$1, $2] " " $4
+		}
+		END {
+			for (i = 1; i <= k; i++) {
+				s = order[i]; cr = median(cpu[s, "redis"]); cs = median(cpu[s, "sluice"])
+				printf "| %s | %.2f | %.2f | %s |\n", s, cr, cs, (cr > 0 ? sprintf("%.2f", cs / cr) : "-")
+			}
+		}' "$WORK/cpu.tsv"
+	echo
+	echo "(CPU per request is measured with $HZ ticks/s resolution; the Sluice figure includes its Go runtime threads.)"
+fi
+
+if [ "$MEM" = 1 ]; then
+	echo "generating $KEYS SET commands with 64-byte values..." >&2
+	awk -v n="$KEYS" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			k = sprintf("key:%010d", i)
+			v = sprintf("%064d", i)
+			printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$64\r\n%s\r\n", length(k), k, v
+		}
+	}' >"$WORK/load.resp"
+	last=$(printf 'key:%010d' $((KEYS - 1)))
+	lastval=$(printf '%064d' $((KEYS - 1)))
+	echo
+	echo "### Memory: $KEYS keys, 64-byte values (VmRSS)"
+	echo
+	echo "| server | RSS before KB | RSS after KB | (after-before)/key bytes | load s |"
+	echo "|---|---:|---:|---:|---:|"
+	for name in redis sluice; do
+		start_server "$name"
+		if [ "$name" = redis ]; then port=$REDIS_PORT pid=$REDIS_PID; else port=$SLUICE_PORT pid=$SLUICE_PID; fi
+		before=$(rss_kb "$pid")
+		t0=$(date +%s.%N)
+		out=$(timeout 600 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" 2>&1)
+		t1=$(date +%s.%N)
+		if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
+			echo "loading $name failed: $out" >&2
+			exit 1
+		fi
+		got=$(timeout 10 redis-cli -h 127.0.0.1 -p "$port" get "$last")
+		if [ "$got" != "$lastval" ]; then
+			echo "$name: GET $last returned '$got'" >&2
+			exit 1
+		fi
+		sleep 1
+		after=$(rss_kb "$pid")
+		eval "RSS_$name=$after"
+		awk -v n="$name" -v b="$before" -v a="$after" -v k="$KEYS" -v t0="$t0" -v t1="$t1" \
+			'BEGIN { printf "| %s | %d | %d | %.1f | %.1f |\n", n, b, a, (a - b) * 1024 / k, t1 - t0 }'
+		stop_server "$pid"
+	done
+	# shellcheck disable=SC2154 # set by eval above
+	awk -v r="$RSS_redis" -v s="$RSS_sluice" 'BEGIN { printf "\nRSS ratio sluice/redis: %.2f\n", s / r }'
+fi
