@@ -236,7 +236,7 @@ func (l *loop) onReadable(c *Client) {
 	var buf []byte
 	own := len(c.qbuf) > 0 || c.blocked
 	if !own {
-		n, err := unix.Read(c.fd, l.rbuf)
+		n, err := rawRead(c.fd, l.rbuf)
 		if n <= 0 {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				return
@@ -255,7 +255,7 @@ func (l *loop) onReadable(c *Client) {
 			copy(nb, c.qbuf)
 			c.qbuf = nb
 		}
-		n, err := unix.Read(c.fd, c.qbuf[len(c.qbuf):cap(c.qbuf)])
+		n, err := rawRead(c.fd, c.qbuf[len(c.qbuf):cap(c.qbuf)])
 		if n <= 0 {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				return
@@ -343,7 +343,7 @@ func (l *loop) write(c *Client) bool {
 		return false
 	}
 	for len(data) > 0 {
-		n, err := unix.Write(c.fd, data)
+		n, err := rawWrite(c.fd, data)
 		if n > 0 {
 			l.srv.stats[l.id].netOut.Add(int64(n))
 			data = data[n:]
@@ -372,7 +372,7 @@ func (l *loop) write(c *Client) bool {
 
 func (l *loop) onWritable(c *Client) {
 	for len(c.pending) > 0 {
-		n, err := unix.Write(c.fd, c.pending)
+		n, err := rawWrite(c.fd, c.pending)
 		if n > 0 {
 			l.srv.stats[l.id].netOut.Add(int64(n))
 			c.pending = c.pending[n:]

@@ -1,0 +1,38 @@
+//go:build linux
+
+package server
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The event loops' sockets are non-blocking, so read and write return at
+// once and need none of the scheduler bookkeeping (entersyscall and
+// exitsyscall) that unix.Read and unix.Write do around each call: these
+// raw forms save it on every request. Only epoll_wait may block, and it
+// keeps the scheduler-aware path (unix.EpollWait).
+
+func rawRead(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
