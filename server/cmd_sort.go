@@ -94,8 +94,11 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 			j++
 		case eq(a, "by") && left >= 1:
 			sortby = args[j+1]
-			// A constant BY pattern means: do not sort.
-			dontsort = bytes.IndexByte(cString(sortby), '*') < 0
+			// A constant BY pattern means: do not sort (and, as in
+			// Redis, a later BY with a '*' does not undo that).
+			if bytes.IndexByte(cString(sortby), '*') < 0 {
+				dontsort = true
+			}
 			j++
 		case eq(a, "get") && left >= 1:
 			gets = append(gets, args[j+1])
