@@ -352,7 +352,8 @@ func (c *Client) numsub(args [][]byte, shard bool) {
 	if shard {
 		m = r.shard
 	}
-	c.w.Map(len(args) - 2)
+	// Redis 7.0 replies with a flat array in RESP3 too (not a map).
+	c.w.Array(2 * (len(args) - 2))
 	for _, ch := range args[2:] {
 		c.w.Bulk(ch)
 		c.w.Int(int64(len(m[string(ch)])))
