@@ -348,8 +348,26 @@ func cliPubSub(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	label := fs.String("label", "", "description of the machine for the report")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of Markdown")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	slow := fs.Bool("slow-subscriber", false, "instead: publish -slow-bytes to a subscriber that never reads; report disconnection and RSS")
+	sc := DefaultSlowSubConfig()
+	fs.Int64Var(&sc.PublishBytes, "slow-bytes", sc.PublishBytes, "-slow-subscriber: bytes to publish")
+	fs.DurationVar(&sc.Settle, "slow-settle", 15*time.Second, "-slow-subscriber: how long RSS may take to come back")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *slow {
+		if !*quiet {
+			sc.Log = stderr
+		}
+		if err := RunSlowSubscriber(ctx, c.Pair, sc, stdout); err != nil {
+			fmt.Fprintf(stderr, "sluice-bench pubsub: %v\n", err)
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				return ee.Code
+			}
+			return 1
+		}
+		return 0
 	}
 	var err error
 	if c.Subscribers, err = ParseInts(*subs); err != nil {
