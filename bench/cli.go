@@ -26,6 +26,8 @@ Commands:
   throughput   drive one server with go-redis workers (GET/SET mix), optionally autopipelined
   sweetspot    sweep workers × pipeline size × pipeline delay and report the best configuration
   compare      run redis-benchmark against Sluice and Redis side by side; write CSV, Markdown and charts
+  pubsub       PUBLISH fan-out to 1, 10, 100 subscribers, deliveries/s, Sluice and Redis side by side
+  multi        pipelined MULTI/SET/EXEC transactions (-P 16, 50 connections), Sluice and Redis side by side
 
 Run "sluice-bench <command> -h" for the command's flags.
 Exit status: 0 ok, 1 failure, 2 bad usage, 3 a required tool (redis-benchmark, redis-server) is missing.
@@ -50,6 +52,10 @@ func CLI(args []string, stdout, stderr io.Writer) int {
 		return cliSweetSpot(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return cliCompare(ctx, args[1:], stdout, stderr)
+	case "pubsub":
+		return cliPubSub(ctx, args[1:], stdout, stderr)
+	case "multi":
+		return cliMulti(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

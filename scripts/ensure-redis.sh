@@ -2,6 +2,12 @@
 # Installs redis-server and redis-tools (Debian packages) when they are
 # missing: the side-by-side tests compare Sluice with a real redis-server.
 set -euo pipefail
+# redis-py for clients/ (tests/python/test_redispy.py), when python3 is there.
+if command -v python3 >/dev/null && ! python3 -c "import redis" 2>/dev/null; then
+  echo "installing redis-py (pip install redis)..." >&2
+  python3 -m pip install -q redis 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages redis
+fi
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
   exit 0
 fi

@@ -1,0 +1,78 @@
+package clients
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/internal/redistest"
+)
+
+// requirePython returns the python3 that has the redis package, or skips
+// the test (fails it on CI, where scripts/ensure-redis.sh installs both).
+func requirePython(t *testing.T) string {
+	t.Helper()
+	missing := func(why string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s (CI=true: scripts/ensure-redis.sh installs it)", why)
+		}
+		t.Skipf("%s: install it with `pip install redis` to run this test", why)
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		missing("python3 not found in PATH")
+	}
+	if out, err := exec.Command(py, "-c", "import redis").CombinedOutput(); err != nil {
+		missing("python3 has no redis module (" + firstLine(out) + ")")
+	}
+	return py
+}
+
+func firstLine(b []byte) string {
+	for i, c := range b {
+		if c == '\n' {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func scriptPath(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "tests", "python", "test_redispy.py")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runScript(t *testing.T, py, script, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, script, addr).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(script), addr, err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestRedisPy runs tests/python/test_redispy.py (redis-py: transactional
+// pipelines, WATCH with transaction(), pub/sub, RESP3) against Sluice, and
+// against redis-server to show the script's expectations are Redis's.
+func TestRedisPy(t *testing.T) {
+	py := requirePython(t)
+	script := scriptPath(t)
+	t.Run("sluice", func(t *testing.T) {
+		_, addr := redistest.StartSluice(t)
+		runScript(t, py, script, addr)
+	})
+	t.Run("redis", func(t *testing.T) {
+		addr := redistest.StartRedis(t)
+		runScript(t, py, script, addr)
+	})
+}

@@ -1,0 +1,4 @@
+// Package clients holds tests that drive Sluice through client libraries
+// of other languages (redis-py: tests/python), next to a real
+// redis-server running the same scripts as the reference.
+package clients
