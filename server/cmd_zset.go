@@ -1423,8 +1423,6 @@ func zscanCommand(c *Client, args [][]byte) {
 	}
 }
 
-
-
 // zsetEncoding is OBJECT ENCODING for lists and sorted sets ("" otherwise).
 func listZsetEncoding(e *store.Entry) string {
 	switch e.Kind() {

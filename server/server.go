@@ -86,7 +86,7 @@ type Server struct {
 
 	opsMu                    sync.Mutex // instantaneous_ops_per_sec state
 	opsAt, opsCount, opsRate int64
-	blocking blockRegistry // clients blocked on keys (blocking.go)
+	blocking                 blockRegistry // clients blocked on keys (blocking.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
