@@ -62,6 +62,7 @@ type Client struct {
 	mark    int64 // nanotime at which the previous command of this batch ended
 	scratch []byte
 	tx      *txState // MULTI state, nil when not in a transaction
+	txSpare *txState // the last transaction's queue, reused by the next MULTI
 	inExec  bool     // running queued commands under the exclusive lock
 	blocked bool     // waiting on a blocking command: input is held, not parsed
 
@@ -111,7 +112,17 @@ func (c *Client) unblock() {
 type txState struct {
 	cmds  [][][]byte
 	names []*Command
-	dirty bool // a command failed to queue: EXEC aborts
+	dirty bool     // a command failed to queue: EXEC aborts
+	buf   []byte   // the queued arguments' bytes
+	args  [][]byte // the queued arguments, slices of buf
+}
+
+// reset empties the queue, keeping its memory for the next transaction.
+func (tx *txState) reset() {
+	clear(tx.cmds)
+	clear(tx.args)
+	tx.cmds, tx.names, tx.args, tx.buf = tx.cmds[:0], tx.names[:0], tx.args[:0], tx.buf[:0]
+	tx.dirty = false
 }
 
 // DB returns the client's selected database.
@@ -231,12 +242,18 @@ func isTxControl(cmd *Command) bool {
 }
 
 func (c *Client) queue(cmd *Command, args [][]byte) {
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
+	tx := c.tx
+	// Arguments are copied into one growing buffer: when it grows, the
+	// slices taken earlier keep pointing at the old array, which stays
+	// valid, so queueing allocates only when the buffer needs room.
+	first := len(tx.args)
+	for _, a := range args {
+		start := len(tx.buf)
+		tx.buf = append(tx.buf, a...)
+		tx.args = append(tx.args, tx.buf[start:len(tx.buf):len(tx.buf)])
 	}
-	c.tx.cmds = append(c.tx.cmds, cp)
-	c.tx.names = append(c.tx.names, cmd)
+	tx.cmds = append(tx.cmds, tx.args[first:len(tx.args):len(tx.args)])
+	tx.names = append(tx.names, cmd)
 	c.w.Simple("QUEUED")
 }
 

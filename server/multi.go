@@ -10,7 +10,7 @@ import (
 func init() {
 	register(
 		&Command{Name: "multi", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction.", Complexity: "O(1)", Fn: multiCommand},
-		&Command{Name: "exec", Arity: 1, Flags: []string{"noscript", "loading", "stale", "skip_slowlog", "lock_all"}, ACL: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Complexity: "Depends on commands in the transaction", Fn: execCommand},
+		&Command{Name: "exec", Arity: 1, Flags: []string{"noscript", "loading", "stale", "skip_slowlog"}, ACL: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Complexity: "Depends on commands in the transaction", Fn: execCommand},
 		&Command{Name: "discard", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0", Summary: "Discards a transaction.", Complexity: "O(N), when N is the number of queued commands", Fn: discardCommand},
 		&Command{Name: "watch", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, First: 1, Last: -1, Step: 1, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Complexity: "O(1) for every key.", Fn: watchCommand},
 		&Command{Name: "unwatch", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction.", Complexity: "O(1)", Fn: unwatchCommand},
@@ -22,7 +22,10 @@ func multiCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	c.tx = &txState{}
+	if c.tx = c.txSpare; c.tx == nil {
+		c.tx = &txState{}
+	}
+	c.txSpare = nil
 	c.w.OK()
 }
 
@@ -37,22 +40,73 @@ func discardCommand(c *Client, args [][]byte) {
 
 // discardTx leaves MULTI and forgets watched keys (and their verdict).
 func (c *Client) discardTx() {
-	c.tx = nil
+	if c.tx != nil {
+		c.tx.reset()
+		c.txSpare = c.tx
+		c.tx = nil
+	}
 	c.srv.watches.unwatchAll(c)
 	c.dirtyCAS.Store(false)
 }
 
-// execCommand runs with the keyspace exclusively locked (lock_all), so no
-// other client's command interleaves with the transaction.
+// execCommand runs the queued commands with no other client's command
+// interleaved. It locks the shards of every key the transaction reads,
+// writes or watches, so clients on other keys go on meanwhile; a
+// transaction holding a command that needs the whole keyspace (KEYS,
+// FLUSHALL, SORT, EVAL...) or that changes database takes the keyspace
+// exclusively instead.
 func execCommand(c *Client, args [][]byte) {
-	if c.tx == nil {
+	tx := c.tx
+	if tx == nil {
 		c.w.Error("ERR EXEC without MULTI")
 		return
 	}
+	ks := c.srv.ks
+	if c.txNeedsAll() {
+		ks.Lock.Lock()
+		c.execLocked(tx)
+		ks.Lock.Unlock()
+		return
+	}
+	var set store.ShardSet
+	for i, cmd := range tx.names {
+		c.keyPos = cmd.keyPositions(tx.cmds[i], c.keyPos[:0])
+		for _, p := range c.keyPos {
+			set.Add(tx.cmds[i][p])
+		}
+	}
+	for _, w := range c.watched {
+		set.Add([]byte(w.key))
+	}
+	ks.Lock.RLock(c.slot)
+	db := c.DB()
+	set.Lock(db)
+	c.execLocked(tx)
+	set.Unlock(db)
+	ks.Lock.RUnlock(c.slot)
+}
+
+// txNeedsAll reports whether the queued transaction must run with the
+// keyspace exclusively locked.
+func (c *Client) txNeedsAll() bool {
+	for _, cmd := range c.tx.names {
+		if cmd.flags&flagLockAll != 0 || cmd.Name == "select" {
+			return true
+		}
+	}
+	for _, w := range c.watched {
+		if w.db != c.dbi {
+			return true
+		}
+	}
+	return false
+}
+
+// execLocked is EXEC once the transaction's locks are held.
+func (c *Client) execLocked(tx *txState) {
 	if c.srv.watches.expiredWatched(c) {
 		c.dirtyCAS.Store(true)
 	}
-	tx := c.tx
 	if tx.dirty {
 		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
 		c.discardTx()
@@ -63,13 +117,17 @@ func execCommand(c *Client, args [][]byte) {
 		c.discardTx()
 		return
 	}
-	c.discardTx()
+	c.tx = nil
+	c.srv.watches.unwatchAll(c)
+	c.dirtyCAS.Store(false)
 	c.inExec = true
 	c.w.Array(len(tx.cmds))
 	for i, cmd := range tx.names {
 		c.call(cmd, tx.cmds[i])
 	}
 	c.inExec = false
+	tx.reset()
+	c.txSpare = tx
 }
 
 func watchCommand(c *Client, args [][]byte) {
