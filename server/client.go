@@ -37,6 +37,7 @@ type Client struct {
 	authed          bool
 	closeAfterReply bool // QUIT, protocol error: close once replies are written
 	closeASAP       atomic.Bool
+	sigPending      atomic.Bool // queued on its loop's ready list
 	blockedFlag     atomic.Bool
 	dirtyCAS        atomic.Bool  // a watched key changed: EXEC fails
 	watched         []watchedKey // keys this client WATCHes
@@ -69,9 +70,10 @@ type Client struct {
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
 	// client's own driver.
-	amu    sync.Mutex
-	async  []byte
-	signal func() // driver hook: write async output and resume input
+	amu        sync.Mutex
+	async      []byte
+	asyncSpare []byte
+	signal     func() // driver hook: write async output and resume input
 }
 
 // deliver appends RESP bytes produced outside the client's driver and
@@ -84,6 +86,30 @@ func (c *Client) deliver(b []byte) {
 	if first && c.signal != nil {
 		c.signal()
 	}
+}
+
+// swapAsync takes the async output buffer itself (no copy), leaving an
+// empty spare in its place; the driver hands it back with returnAsync.
+func (c *Client) swapAsync() []byte {
+	c.amu.Lock()
+	out := c.async
+	c.async, c.asyncSpare = c.asyncSpare[:0], nil
+	c.amu.Unlock()
+	return out
+}
+
+// returnAsync keeps a written async buffer for reuse, unless a burst made
+// it big: then it is dropped so a subscriber that once fell behind does
+// not keep the memory.
+func (c *Client) returnAsync(b []byte) {
+	if cap(b) > 256*1024 {
+		return
+	}
+	c.amu.Lock()
+	if c.asyncSpare == nil {
+		c.asyncSpare = b[:0]
+	}
+	c.amu.Unlock()
 }
 
 // takeAsync returns and clears the pending async output.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,8 +29,13 @@ type loop struct {
 	rbuf  []byte
 	wbuf  []byte
 
-	mu    sync.Mutex
-	tasks []func()
+	mu       sync.Mutex
+	tasks    []func()
+	ready    []*Client // clients signalled by other goroutines (output, unblock)
+	sleeping atomic.Bool
+
+	spareTasks []func()
+	spareReady []*Client
 }
 
 const readSize = 64 * 1024
@@ -96,12 +102,44 @@ func (l *loop) wake() {
 	unix.Write(l.evfd, one[:])
 }
 
+// wakeIfSleeping wakes the loop only when it is (about to be) blocked in
+// epoll_wait: a loop that is running drains its ready list before it
+// sleeps again, so most signals cost no system call. The loop publishes
+// sleeping before it last checks the list, and a signaller checks sleeping
+// after it appended, so one of the two always sees the other.
+func (l *loop) wakeIfSleeping() {
+	if l.sleeping.Load() {
+		l.wake()
+	}
+}
+
+// signalClient queues c to have its delivered output written and its
+// input resumed (see onSignal). Safe from any goroutine; cheap when c is
+// already queued.
+func (l *loop) signalClient(c *Client) {
+	if !c.sigPending.CompareAndSwap(false, true) {
+		return
+	}
+	l.mu.Lock()
+	l.ready = append(l.ready, c)
+	l.mu.Unlock()
+	l.wakeIfSleeping()
+}
+
+// hasWork reports whether tasks or signalled clients are waiting.
+func (l *loop) hasWork() bool {
+	l.mu.Lock()
+	n := len(l.tasks) + len(l.ready)
+	l.mu.Unlock()
+	return n > 0
+}
+
 // post runs fn on the loop's goroutine.
 func (l *loop) post(fn func()) {
 	l.mu.Lock()
 	l.tasks = append(l.tasks, fn)
 	l.mu.Unlock()
-	l.wake()
+	l.wakeIfSleeping()
 }
 
 // lockThreads pins each loop to its OS thread (SLUICE_LOCK_THREADS=0 turns
@@ -117,7 +155,14 @@ func (l *loop) run() {
 	events := make([]unix.EpollEvent, 512)
 	lastCron := time.Now()
 	for {
-		n, err := unix.EpollWait(l.epfd, events, 100)
+		l.runTasks()
+		l.sleeping.Store(true)
+		timeout := 100
+		if l.hasWork() {
+			timeout = 0 // work arrived meanwhile: poll, don't sleep
+		}
+		n, err := unix.EpollWait(l.epfd, events, timeout)
+		l.sleeping.Store(false)
 		if err != nil && err != unix.EINTR {
 			return
 		}
@@ -155,14 +200,22 @@ func (l *loop) run() {
 	}
 }
 
+// runTasks runs posted functions and serves signalled clients.
 func (l *loop) runTasks() {
 	l.mu.Lock()
-	tasks := l.tasks
-	l.tasks = nil
+	tasks, ready := l.tasks, l.ready
+	l.tasks, l.ready = l.spareTasks[:0], l.spareReady[:0]
 	l.mu.Unlock()
 	for _, t := range tasks {
 		t()
 	}
+	for _, c := range ready {
+		c.sigPending.Store(false)
+		l.onSignal(c)
+	}
+	clear(tasks)
+	clear(ready)
+	l.spareTasks, l.spareReady = tasks[:0], ready[:0]
 }
 
 func (l *loop) accept(lfd int) {
@@ -196,7 +249,7 @@ func (l *loop) accept(lfd int) {
 		c := l.srv.newClient(l.id, addr, laddr, isUnix, func(c *Client) {
 			c.fd = fd
 			c.killHook = func() { l.post(func() { l.close(c) }) }
-			c.signal = func() { l.post(func() { l.onSignal(c) }) }
+			c.signal = func() { l.signalClient(c) }
 		})
 		if c == nil {
 			unix.Write(fd, []byte("-"+errMaxClients+"\r\n"))
@@ -219,14 +272,17 @@ func (l *loop) onSignal(c *Client) {
 	if c.blocked && !c.blockedFlag.Load() {
 		c.blocked = false
 	}
-	c.w.Buf = c.takeAsync(l.wbuf[:0])
-	if len(c.w.Buf) > 0 {
-		l.write(c)
+	// While the socket is full the output stays in the async buffer: the
+	// EPOLLOUT handler comes back here once the pending bytes are gone, so
+	// the same bytes are never held twice.
+	if len(c.pending) == 0 {
+		if out := c.swapAsync(); len(out) > 0 {
+			c.w.Buf = out
+			l.write(c)
+			c.w.Buf = nil
+			c.returnAsync(out)
+		}
 	}
-	if cap(c.w.Buf) <= 4*flushAt {
-		l.wbuf = c.w.Buf[:0]
-	}
-	c.w.Buf = nil
 	if c.fd >= 0 && !c.blocked && len(c.qbuf) > 0 && len(c.pending) == 0 {
 		l.serve(c, c.qbuf, true)
 	}
@@ -395,10 +451,9 @@ func (l *loop) onWritable(c *Client) {
 		l.close(c)
 		return
 	}
-	// Resume the commands held back while the socket was full.
-	if len(c.qbuf) > 0 && !c.blocked {
-		l.serve(c, c.qbuf, true)
-	}
+	// Write what other goroutines delivered meanwhile, then resume the
+	// commands held back while the socket was full.
+	l.onSignal(c)
 }
 
 func (l *loop) close(c *Client) {
