@@ -189,14 +189,14 @@ func (vm *luaVM) registerFunction(L *lua.LState) int {
 			}
 			switch strings.ToLower(string(ks)) {
 			case "function_name":
-				s, ok := v.(lua.LString)
+				s, ok := luaStringish(v)
 				if !ok {
 					errText = "function_name argument given to redis.register_function must be a string"
 					return
 				}
 				name = string(s)
 			case "description":
-				s, ok := v.(lua.LString)
+				s, ok := luaStringish(v)
 				if !ok {
 					errText = "description argument given to redis.register_function must be a string"
 					return
@@ -277,6 +277,17 @@ func (vm *luaVM) registerFunction(L *lua.LState) int {
 	}
 	lib.funcs[name] = &luaFunction{name: name, desc: desc, flags: flags, fn: cb, lib: lib}
 	return 0
+}
+
+// luaStringish is lua_isstring + lua_tostring: strings and numbers.
+func luaStringish(v lua.LValue) (lua.LString, bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return v, true
+	case lua.LNumber:
+		return lua.LString(v.String()), true
+	}
+	return "", false
 }
 
 func fcallCommand(c *Client, args [][]byte, ro bool) {
