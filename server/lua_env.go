@@ -43,6 +43,12 @@ var luaAllowedBase = []string{"xpcall", "tostring", "getfenv", "setmetatable", "
 	"rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "coroutine", "type", "select", "unpack",
 	"pairs", "rawget", "loadstring", "ipairs", "_VERSION", "setfenv", "load", "error"}
 
+func init() {
+	// Lua 5.0's implicit 'arg' table for vararg functions would be built
+	// on every script call (a table per EVAL); scripts use '...' instead.
+	lua.CompatVarArg = false
+}
+
 func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	vm := &luaVM{L: L, st: st, fnMode: fnMode}

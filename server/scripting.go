@@ -76,6 +76,7 @@ var scriptFlagNames = []struct {
 
 // evalScript is a cached EVAL script.
 type evalScript struct {
+	sha   string
 	body  string
 	flags int
 	proto *lua.FunctionProto
@@ -194,7 +195,7 @@ func (st *scriptingState) createScript(c *Client, body []byte) (string, *evalScr
 		c.w.Error("ERR Error compiling script (new function): " + compileErrorText(err, "user_script", src))
 		return "", nil
 	}
-	sc = &evalScript{body: src, flags: flags, proto: proto}
+	sc = &evalScript{sha: sha, body: src, flags: flags, proto: proto}
 	st.mu.Lock()
 	if old := st.scripts[sha]; old != nil {
 		sc = old
@@ -240,7 +241,7 @@ func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
 			c.w.Error(errNoScript)
 			return
 		}
-		sha = string(args[1])
+		sha = sc.sha
 	} else {
 		if sha, sc = st.createScript(c, args[1]); sc == nil {
 			return
@@ -264,7 +265,7 @@ func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
 	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
 	readOnly := ro || (sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0)
 	L.Push(sc.fn)
-	st.execute(c, vm, strings.ToLower(sha), true, readOnly, 0)
+	st.execute(c, vm, sha, true, readOnly, 0)
 }
 
 const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
