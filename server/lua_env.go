@@ -76,6 +76,7 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	g.RawSetString("cjson", vm.readonly(newCjsonLib(L)))
 	g.RawSetString("bit", vm.readonly(newBitLib(L)))
 	g.RawSetString("cmsgpack", vm.readonly(newCmsgpackLib(L)))
+	g.RawSetString("struct", vm.readonly(newStructLib(L)))
 	g.RawSetString("redis", vm.readonly(vm.redisLib()))
 	g.RawSetString("pcall", L.NewFunction(vm.luaPcall))
 	g.RawSetString("_G", env)
