@@ -244,6 +244,9 @@ func (c *Client) dispatch(args [][]byte) {
 		c.rejectCmd(cmd, errNoAuth)
 		return
 	}
+	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
+		return
+	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
 		return
 	}

@@ -54,6 +54,7 @@ type Server struct {
 
 	watches watchRegistry
 	pubsub  pubsubRegistry
+	lua     scriptingState // Lua scripting and functions (scripting.go)
 
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)

@@ -1,0 +1,627 @@
+package server
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/sluicedb/sluice/resp"
+)
+
+// A luaVM is one Lua interpreter with Redis's sandbox: only the allowed
+// globals, a read-only global table (through an empty proxy whose
+// __newindex fails), read-only library tables, the redis API, cjson, bit.
+// A VM is used only under the exclusive keyspace lock, by one script at a
+// time, and is reused across runs.
+type luaVM struct {
+	L       *lua.LState
+	globals *lua.LTable // the real globals (KEYS/ARGV are set here)
+	env     *lua.LTable // the read-only proxy scripts see as _G
+	handler *lua.LFunction
+	st      *scriptingState
+	fnMode  bool // the functions VM (FCALL, FUNCTION LOAD)
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+const (
+	errReadonlyTable = "Attempt to modify a readonly table"
+	logDebug         = 0
+	logVerbose       = 1
+	logNotice        = 2
+	logWarning       = 3
+)
+
+// allowed globals of the base library (script_lua.c's allow list).
+var luaAllowedBase = []string{"xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber",
+	"rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "coroutine", "type", "select", "unpack",
+	"pairs", "rawget", "loadstring", "ipairs", "_VERSION", "setfenv", "load", "error"}
+
+func init() {
+	// Lua 5.0's implicit 'arg' table for vararg functions would be built
+	// on every script call (a table per EVAL); scripts use '...' instead.
+	lua.CompatVarArg = false
+}
+
+func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	vm := &luaVM{L: L, st: st, fnMode: fnMode}
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	orig := L.G.Global
+	g := L.NewTable()
+	for _, name := range luaAllowedBase {
+		g.RawSetString(name, orig.RawGetString(name))
+	}
+	env := L.NewTable()
+	vm.globals, vm.env = g, env
+
+	// Libraries: copied into fresh tables, exposed read-only.
+	for _, name := range []string{"string", "table", "math"} {
+		g.RawSetString(name, vm.readonly(orig.RawGetString(name).(*lua.LTable)))
+	}
+	g.RawSetString("cjson", vm.readonly(newCjsonLib(L)))
+	g.RawSetString("bit", vm.readonly(newBitLib(L)))
+	g.RawSetString("cmsgpack", vm.readonly(newCmsgpackLib(L)))
+	g.RawSetString("struct", vm.readonly(newStructLib(L)))
+	g.RawSetString("redis", vm.readonly(vm.redisLib()))
+	g.RawSetString("pcall", L.NewFunction(vm.luaPcall))
+	g.RawSetString("_G", env)
+
+	// Globals: reads fall through to g, whose own metatable errors on a
+	// missing name; writes always hit the proxy's __newindex.
+	gm := L.NewTable()
+	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		return 0
+	}))
+	L.SetMetatable(g, gm)
+	em := L.NewTable()
+	em.RawSetString("__index", g)
+	em.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
+	em.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(env, em)
+	L.G.Global = env
+	L.Env = env
+	vm.handler = L.NewFunction(vm.errHandler)
+	vm.ctx, vm.cancel = context.WithCancel(context.Background())
+	L.SetContext(vm.ctx)
+	return vm
+}
+
+func readonlyNewIndex(L *lua.LState) int {
+	L.RaiseError(errReadonlyTable)
+	return 0
+}
+
+// readonly returns an empty proxy reading from t whose writes fail.
+func (vm *luaVM) readonly(t *lua.LTable) *lua.LTable {
+	L := vm.L
+	cp := L.NewTable()
+	t.ForEach(func(k, v lua.LValue) { cp.RawSet(k, v) })
+	p := L.NewTable()
+	m := L.NewTable()
+	m.RawSetString("__index", cp)
+	m.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
+	m.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, m)
+	return p
+}
+
+// compileLua compiles source into a prototype (no VM needed).
+func compileLua(src, chunk string) (*lua.FunctionProto, error) {
+	chunkList, err := parse.Parse(strings.NewReader(src), chunk)
+	if err != nil {
+		return nil, err
+	}
+	return lua.Compile(chunkList, chunk)
+}
+
+// compileErrorText turns a gopher-lua parse error into Lua 5.1's
+// "chunk:line: msg near 'tok'" form as far as possible.
+func compileErrorText(err error, chunk, src string) string {
+	if pe, ok := err.(*parse.Error); ok {
+		tok := pe.Token
+		near := "'" + tok + "'"
+		line := pe.Pos.Line
+		if tok == "" || tok == "EOF" || tok == "<EOF>" || line < 0 {
+			near = "'<eof>'"
+			line = strings.Count(src, "\n") + 1
+		}
+		if pe.Message == "unterminated string" {
+			pe.Message = "unfinished string"
+		}
+		msg := pe.Message
+		if msg == "syntax error" {
+			msg = "unexpected symbol"
+		}
+		return chunk + ":" + strconv.Itoa(line) + ": " + msg + " near " + near
+	}
+	return err.Error()
+}
+
+func (vm *luaVM) redisLib() *lua.LTable {
+	L := vm.L
+	t := L.NewTable()
+	set := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
+	set("call", func(L *lua.LState) int { return vm.redisCall(L, true) })
+	set("pcall", func(L *lua.LState) int { return vm.redisCall(L, false) })
+	set("error_reply", func(L *lua.LState) int { return singleField(L, "err") })
+	set("status_reply", func(L *lua.LState) int { return singleField(L, "ok") })
+	set("sha1hex", func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			raiseRedisError(L, "wrong number of arguments")
+		}
+		s := L.ToString(1)
+		sum := sha1.Sum([]byte(s))
+		L.Push(lua.LString(hex.EncodeToString(sum[:])))
+		return 1
+	})
+	set("log", vm.redisLog)
+	set("setresp", func(L *lua.LState) int {
+		run := vm.st.cur
+		if run == nil {
+			raiseRedisError(L, "redis.setresp can only be called inside a script invocation")
+		}
+		if L.GetTop() != 1 {
+			raiseRedisError(L, "redis.setresp() requires one argument.")
+		}
+		v := L.ToInt(1)
+		if v != 2 && v != 3 {
+			raiseRedisError(L, "RESP version must be 2 or 3.")
+		}
+		run.pc.w.Proto = v
+		return 0
+	})
+	set("set_repl", func(L *lua.LState) int {
+		if vm.st.cur == nil {
+			raiseRedisError(L, "redis.set_repl can only be called inside a script invocation")
+		}
+		if L.GetTop() != 1 {
+			raiseRedisError(L, "redis.set_repl() requires two arguments.")
+		}
+		f := L.ToInt(1)
+		if f&^3 != 0 {
+			raiseRedisError(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+		}
+		return 0
+	})
+	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
+	if vm.fnMode {
+		set("register_function", vm.registerFunction)
+	}
+	t.RawSetString("REDIS_VERSION", lua.LString(Version))
+	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(7<<16|0<<8|15))
+	for name, v := range map[string]int{"LOG_DEBUG": logDebug, "LOG_VERBOSE": logVerbose, "LOG_NOTICE": logNotice,
+		"LOG_WARNING": logWarning, "REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
+		t.RawSetString(name, lua.LNumber(v))
+	}
+	return t
+}
+
+// raiseRedisError raises a Redis error table (luaPushError + luaError):
+// msg without a code gets "ERR".
+func raiseRedisError(L *lua.LState, msg string) {
+	L.Error(errorTable(L, msg), 0)
+}
+
+// errorTable builds {err="CODE msg"} as luaPushErrorBuff does.
+func errorTable(L *lua.LState, msg string) *lua.LTable {
+	t := L.CreateTable(0, 2)
+	t.RawSetString("err", lua.LString(errorWithCode(msg)))
+	return t
+}
+
+func errorWithCode(msg string) string {
+	if strings.HasPrefix(msg, "-") {
+		msg = msg[1:]
+		if i := strings.IndexByte(msg, ' '); i < 0 {
+			msg = "ERR " + msg
+		}
+	} else {
+		msg = "ERR " + msg
+	}
+	return strings.TrimRight(msg, "\r\n")
+}
+
+func singleField(L *lua.LState, field string) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		L.SetTop(0)
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	t := L.CreateTable(0, 1)
+	s := L.ToString(1)
+	if field == "err" {
+		if !strings.HasPrefix(s, "-") {
+			s = "-" + s
+		}
+		s = errorWithCode(s)
+	}
+	t.RawSetString(field, lua.LString(s))
+	L.Push(t)
+	return 1
+}
+
+func (vm *luaVM) redisLog(L *lua.LState) int {
+	n := L.GetTop()
+	if n < 2 {
+		raiseRedisError(L, "redis.log() requires two arguments or more.")
+	}
+	if L.Get(1).Type() != lua.LTNumber {
+		raiseRedisError(L, "First argument must be a number (log level).")
+	}
+	level := L.ToInt(1)
+	if level < logDebug || level > logWarning {
+		raiseRedisError(L, "Invalid debug level.")
+	}
+	parts := make([]string, 0, n-1)
+	for i := 2; i <= n; i++ {
+		parts = append(parts, L.ToString(i))
+	}
+	if level >= logNotice {
+		vm.st.srv.Logf("%s", strings.Join(parts, " "))
+	}
+	return 0
+}
+
+// luaPcall is Redis's pcall: like Lua's, but an error table with an err
+// field is returned as that string.
+func (vm *luaVM) luaPcall(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		L.ArgError(1, "value expected")
+	}
+	base := 0
+	err := L.PCall(n-1, lua.MultRet, nil)
+	if err != nil {
+		obj := lua.LValue(lua.LString(err.Error()))
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	nret := L.GetTop() - base
+	L.Insert(lua.LTrue, 1)
+	return nret + 1
+}
+
+// errHandler is __redis__err__handler: it turns the error into a table
+// with err, source and line of the Lua code that raised it.
+func (vm *luaVM) errHandler(L *lua.LState) int {
+	e := L.Get(1)
+	t, ok := e.(*lua.LTable)
+	if !ok {
+		t = L.CreateTable(0, 3)
+		t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(e)))
+		if e.Type() != lua.LTString && e.Type() != lua.LTNumber {
+			t.RawSetString("err", lua.LString("ERR "+e.String()))
+		}
+	}
+	for lvl := 1; lvl < 4; lvl++ {
+		dbg, ok := L.GetStack(lvl)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			break
+		}
+		if dbg.What == "G" || dbg.CurrentLine < 0 {
+			continue
+		}
+		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		break
+	}
+	L.Push(t)
+	return 1
+}
+
+// redisCall implements redis.call (raise) and redis.pcall.
+func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
+	run := vm.st.cur
+	if run == nil {
+		raiseRedisError(L, "redis.call/pcall can only be called inside a script invocation")
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return vm.callFailed(L, raise, "Please specify at least one argument for this redis lib call", false)
+	}
+	argv := run.argv[:0]
+	buf := run.argbuf[:0]
+	offs := run.offs[:0]
+	for i := 1; i <= n; i++ {
+		start := len(buf)
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			buf = append(buf, v...)
+		case lua.LNumber:
+			buf = resp.AppendDouble(buf, float64(v))
+		default:
+			return vm.callFailed(L, raise, "Lua redis lib command arguments must be strings or integers", false)
+		}
+		offs = append(offs, start, len(buf))
+	}
+	for i := 0; i < len(offs); i += 2 {
+		argv = append(argv, buf[offs[i]:offs[i+1]:offs[i+1]])
+	}
+	run.argv, run.argbuf, run.offs = argv, buf, offs
+	L.SetTop(0)
+	pc := run.pc
+	cmd := lookupCommand(argv[0])
+	if cmd != nil && cmd.sub != nil {
+		if len(argv) >= 2 {
+			cmd = cmd.lookupSub(argv[1])
+		}
+	}
+	if cmd == nil || (cmd.Arity > 0 && cmd.Arity != len(argv)) || len(argv) < -cmd.Arity {
+		msg := "Unknown Redis command called from script"
+		if cmd != nil {
+			msg = "Wrong number of args calling Redis command from script"
+		}
+		return vm.callFailed(L, raise, msg, true)
+	}
+	if cmd.flags&flagNoScript != 0 {
+		return vm.callFailed(L, raise, "This Redis command is not allowed from script", true)
+	}
+	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
+		return vm.callFailed(L, raise, "Write commands are not allowed from read-only scripts.", true)
+	}
+	if cmd.flags&flagWrite != 0 {
+		run.wrote = true
+	}
+	pc.w.Buf = pc.w.Buf[:0]
+	pc.call(cmd, argv)
+	if pc.blocked {
+		pc.blocked = false
+		pc.blockedFlag.Store(false)
+	}
+	r := respReader{b: pc.w.Buf}
+	v := r.value(L)
+	if raise {
+		if t, ok := v.(*lua.LTable); ok && len(pc.w.Buf) > 0 && pc.w.Buf[0] == '-' {
+			L.Error(t, 0)
+		}
+	}
+	L.Push(v)
+	return 1
+}
+
+func hasFlag(cmd *Command, f string) bool {
+	for _, x := range cmd.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func (vm *luaVM) callFailed(L *lua.LState, raise bool, msg string, counted bool) int {
+	t := errorTable(L, msg)
+	if counted {
+		vm.st.srv.countError(t.RawGetString("err").String())
+	}
+	if raise {
+		L.Error(t, 0)
+	}
+	L.SetTop(0)
+	L.Push(t)
+	return 1
+}
+
+// respReader converts one RESP2/RESP3 reply into a Lua value as
+// script_lua.c's redisProtocolToLuaType does.
+type respReader struct {
+	b   []byte
+	off int
+}
+
+func (r *respReader) line() []byte {
+	i := r.off
+	for i+1 < len(r.b) && !(r.b[i] == '\r' && r.b[i+1] == '\n') {
+		i++
+	}
+	l := r.b[r.off:i]
+	r.off = i + 2
+	return l
+}
+
+func (r *respReader) value(L *lua.LState) lua.LValue {
+	if r.off >= len(r.b) {
+		return lua.LNil
+	}
+	t := r.b[r.off]
+	r.off++
+	l := r.line()
+	switch t {
+	case '+':
+		tb := L.CreateTable(0, 1)
+		tb.RawSetString("ok", lua.LString(l))
+		return tb
+	case '-':
+		tb := L.CreateTable(0, 2)
+		tb.RawSetString("err", lua.LString(l))
+		return tb
+	case ':':
+		n, _ := strconv.ParseInt(string(l), 10, 64)
+		return lua.LNumber(n)
+	case '$', '=':
+		n, _ := strconv.Atoi(string(l))
+		if n < 0 {
+			return lua.LFalse
+		}
+		s := r.b[r.off : r.off+n]
+		r.off += n + 2
+		if t == '=' {
+			tb := L.CreateTable(0, 1)
+			v := L.CreateTable(0, 2)
+			v.RawSetString("format", lua.LString(s[:3]))
+			v.RawSetString("string", lua.LString(s[4:]))
+			tb.RawSetString("verbatim_string", v)
+			return tb
+		}
+		return lua.LString(s)
+	case '*', '~', '%', '>':
+		n, _ := strconv.Atoi(string(l))
+		if n < 0 {
+			return lua.LFalse
+		}
+		switch t {
+		case '%':
+			m := L.CreateTable(0, n)
+			for i := 0; i < n; i++ {
+				k := r.value(L)
+				m.RawSet(k, r.value(L))
+			}
+			tb := L.CreateTable(0, 1)
+			tb.RawSetString("map", m)
+			return tb
+		case '~':
+			m := L.CreateTable(0, n)
+			for i := 0; i < n; i++ {
+				m.RawSet(r.value(L), lua.LTrue)
+			}
+			tb := L.CreateTable(0, 1)
+			tb.RawSetString("set", m)
+			return tb
+		}
+		a := L.CreateTable(n, 0)
+		for i := 0; i < n; i++ {
+			a.RawSetInt(i+1, r.value(L))
+		}
+		return a
+	case '_':
+		return lua.LNil
+	case '#':
+		return lua.LBool(len(l) > 0 && l[0] == 't')
+	case ',':
+		f, _ := strconv.ParseFloat(string(l), 64)
+		switch string(l) {
+		case "inf":
+			f = math.Inf(1)
+		case "-inf":
+			f = math.Inf(-1)
+		}
+		tb := L.CreateTable(0, 1)
+		tb.RawSetString("double", lua.LNumber(f))
+		return tb
+	case '(':
+		tb := L.CreateTable(0, 1)
+		tb.RawSetString("big_number", lua.LString(l))
+		return tb
+	}
+	return lua.LNil
+}
+
+// writeLuaReply converts a script's return value into the caller's reply
+// (luaReplyToRedisReply); resp3 is the script's redis.setresp state.
+func writeLuaReply(c *Client, v lua.LValue, resp3 bool, depth int) {
+	w := &c.w
+	switch v := v.(type) {
+	case lua.LString:
+		w.BulkString(string(v))
+	case lua.LBool:
+		if !resp3 {
+			if v {
+				w.Int(1)
+			} else {
+				w.Null()
+			}
+		} else {
+			w.Bool(bool(v))
+		}
+	case lua.LNumber:
+		w.Int(luaToInt(v))
+	case *lua.LTable:
+		if depth > 1000 {
+			w.Error("ERR reached lua stack limit")
+			return
+		}
+		if e, ok := v.RawGetString("err").(lua.LString); ok {
+			w.Error(string(e))
+			return
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			w.Simple(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+			return
+		}
+		if d, ok := v.RawGetString("double").(lua.LNumber); ok {
+			w.Double(float64(d))
+			return
+		}
+		if s, ok := v.RawGetString("big_number").(lua.LString); ok {
+			s := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s))
+			if w.Proto == 3 {
+				w.Buf = append(w.Buf, '(')
+				w.Buf = append(w.Buf, s...)
+				w.Buf = append(w.Buf, '\r', '\n')
+			} else {
+				w.BulkString(s)
+			}
+			return
+		}
+		if vt, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
+			f, ok1 := vt.RawGetString("format").(lua.LString)
+			s, ok2 := vt.RawGetString("string").(lua.LString)
+			if ok1 && ok2 {
+				w.Verbatim(string(f), string(s))
+				return
+			}
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
+			n := 0
+			m.ForEach(func(_, _ lua.LValue) { n++ })
+			w.Map(n)
+			m.ForEach(func(k, val lua.LValue) {
+				writeLuaReply(c, k, resp3, depth+1)
+				writeLuaReply(c, val, resp3, depth+1)
+			})
+			return
+		}
+		if m, ok := v.RawGetString("set").(*lua.LTable); ok {
+			n := 0
+			m.ForEach(func(_, _ lua.LValue) { n++ })
+			w.Set(n)
+			m.ForEach(func(k, _ lua.LValue) { writeLuaReply(c, k, resp3, depth+1) })
+			return
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.Array(n)
+		for i := 1; i <= n; i++ {
+			writeLuaReply(c, v.RawGetInt(i), resp3, depth+1)
+		}
+	default:
+		w.Null()
+	}
+}
+
+func luaToInt(v lua.LNumber) int64 {
+	f := float64(v)
+	if math.IsNaN(f) || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+		return math.MinInt64
+	}
+	return int64(f)
+}

@@ -1,0 +1,343 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/internal/redistest"
+)
+
+func bothServers(t *testing.T) map[string]string {
+	_, s := redistest.StartSluice(t)
+	return map[string]string{"redis": redistest.StartRedis(t), "sluice": s}
+}
+
+// go-redis Script.Run tries EVALSHA and falls back to EVAL on NOSCRIPT.
+func TestScriptRunEvalshaFallback(t *testing.T) {
+	ctx := context.Background()
+	results := map[string]string{}
+	for name, addr := range bothServers(t) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		defer rdb.Close()
+		rdb.ScriptFlush(ctx)
+		sc := redis.NewScript(`return redis.call('incrby', KEYS[1], ARGV[1])`)
+		var out []string
+		for i := 0; i < 3; i++ {
+			v, err := sc.Run(ctx, rdb, []string{"counter"}, 5).Result()
+			out = append(out, fmt.Sprint(v, err))
+		}
+		ex, _ := sc.Exists(ctx, rdb).Result()
+		out = append(out, fmt.Sprint(ex))
+		_, err := rdb.EvalSha(ctx, "0000000000000000000000000000000000000000", nil).Result()
+		out = append(out, fmt.Sprint(err))
+		results[name] = strings.Join(out, "|")
+	}
+	if results["redis"] != results["sluice"] {
+		t.Fatalf("redis %q\nsluice %q", results["redis"], results["sluice"])
+	}
+}
+
+const tokenBucket = `
+local key = KEYS[1]
+local capacity = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local b = redis.call('get', key .. ':tokens')
+local tokens = capacity
+if b then tokens = tonumber(b) end
+local last = tonumber(redis.call('get', key .. ':ts') or now)
+tokens = math.min(capacity, tokens + (now - last))
+local allowed = 0
+if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+redis.call('set', key .. ':tokens', tokens)
+redis.call('set', key .. ':ts', now)
+if allowed == 1 then redis.call('incr', key .. ':allowed') else redis.call('incr', key .. ':denied') end
+return allowed`
+
+const lockScript = `
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', 60000) then
+  redis.call('incr', 'acquired')
+  redis.call('append', 'log', ARGV[1] .. ',')
+  return 1
+end
+return 0`
+
+const unlockScript = `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`
+
+// A token bucket and a lock with expiry driven by 100 concurrent clients:
+// the final counters must match redis-server's (the scripts are atomic, so
+// the totals do not depend on interleaving).
+func TestScriptConcurrentWorkloads(t *testing.T) {
+	ctx := context.Background()
+	final := map[string]string{}
+	for name, addr := range bothServers(t) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 100})
+		defer rdb.Close()
+		rdb.FlushAll(ctx)
+		bucket := redis.NewScript(tokenBucket)
+		lock, unlock := redis.NewScript(lockScript), redis.NewScript(unlockScript)
+		var wg sync.WaitGroup
+		for g := 0; g < 100; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for i := 0; i < 5; i++ {
+					// "now" never advances: exactly capacity requests pass.
+					if err := bucket.Run(ctx, rdb, []string{"rl"}, 120, 1000).Err(); err != nil {
+						t.Error(err)
+						return
+					}
+					me := fmt.Sprintf("c%d-%d", g, i)
+					ok, err := lock.Run(ctx, rdb, []string{"lk"}, me).Int()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok == 1 {
+						if err := unlock.Run(ctx, rdb, []string{"lk"}, me).Err(); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		var parts []string
+		for _, k := range []string{"rl:tokens", "rl:allowed", "rl:denied", "lk"} {
+			v, err := rdb.Get(ctx, k).Result()
+			parts = append(parts, k+"="+v+fmt.Sprint(err))
+		}
+		acq, _ := rdb.Get(ctx, "acquired").Int()
+		lg, _ := rdb.Get(ctx, "log").Result()
+		entries := strings.Split(strings.TrimSuffix(lg, ","), ",")
+		sort.Strings(entries)
+		if len(entries) != acq {
+			t.Errorf("%s: log has %d entries, acquired %d", name, len(entries), acq)
+		}
+		final[name] = strings.Join(parts, " ")
+	}
+	if final["redis"] != final["sluice"] {
+		t.Fatalf("redis %q\nsluice %q", final["redis"], final["sluice"])
+	}
+}
+
+// A script's read-modify-write is atomic against concurrent clients.
+func TestScriptAtomicity(t *testing.T) {
+	ctx := context.Background()
+	_, addr := redistest.StartSluice(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 50})
+	defer rdb.Close()
+	sc := redis.NewScript(`local v = tonumber(redis.call('get', KEYS[1]) or '0'); redis.call('set', KEYS[1], v + 1); return v + 1`)
+	var wg sync.WaitGroup
+	for g := 0; g < 50; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				if err := sc.Run(ctx, rdb, []string{"n"}).Err(); err != nil {
+					t.Error(err)
+					return
+				}
+				rdb.Incr(ctx, "other")
+			}
+		}()
+	}
+	wg.Wait()
+	if v, _ := rdb.Get(ctx, "n").Int(); v != 1000 {
+		t.Fatalf("n = %d, want 1000", v)
+	}
+}
+
+// busyScenario runs an endless script on one connection and checks what
+// others see, returning the replies for comparison with redis-server.
+func busyScenario(t *testing.T, addr, script string, fn bool) []string {
+	a := redistest.Dial(t, addr)
+	b := redistest.Dial(t, addr)
+	var out []string
+	// c is dialed while the script runs: with Sluice's event loops, a new
+	// connection is accepted by a loop that is not the script's.
+	do := func(c *redistest.Conn, args ...string) string {
+		r, err := c.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	out = append(out, do(b, "CONFIG", "SET", "busy-reply-threshold", "100"))
+	out = append(out, do(b, "SCRIPT", "KILL"))
+	out = append(out, do(b, "FUNCTION", "FLUSH"))
+	if fn {
+		out = append(out, do(b, "FUNCTION", "LOAD", "#!lua name=busy\nredis.register_function('spin', function() "+script+" end)"))
+	}
+	done := make(chan string, 1)
+	go func() {
+		var r string
+		var err error
+		if fn {
+			r, err = a.Do("FCALL", "spin", "0")
+		} else {
+			r, err = a.Do("EVAL", script, "0")
+		}
+		if err != nil {
+			r = err.Error()
+		}
+		done <- r
+	}()
+	time.Sleep(400 * time.Millisecond)
+	b = redistest.Dial(t, addr)
+	out = append(out, do(b, "PING"))
+	out = append(out, do(b, "GET", "x"))
+	if fn {
+		out = append(out, do(b, "SCRIPT", "KILL"))
+		out = append(out, do(b, "FUNCTION", "KILL"))
+	} else {
+		out = append(out, do(b, "FUNCTION", "KILL"))
+		out = append(out, do(b, "SCRIPT", "KILL"))
+	}
+	select {
+	case r := <-done:
+		out = append(out, r)
+	case <-time.After(5 * time.Second):
+		t.Fatal("script was not killed")
+	}
+	out = append(out, do(b, "PING"))
+	out = append(out, do(b, "SCRIPT", "KILL"))
+	out = append(out, do(b, "CONFIG", "SET", "busy-reply-threshold", "5000"))
+	return out
+}
+
+func TestScriptBusyAndKill(t *testing.T) {
+	servers := bothServers(t)
+	for _, tc := range []struct {
+		name, script string
+		fn           bool
+	}{
+		{"eval", "while true do end", false},
+		{"eval-pcall", "while true do pcall(function() while true do end end) end", false},
+		{"function", "while true do end", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := busyScenario(t, servers["redis"], tc.script, tc.fn)
+			got := busyScenario(t, servers["sluice"], tc.script, tc.fn)
+			if strings.Join(want, "\n") != strings.Join(got, "\n") {
+				t.Fatalf("redis:\n%q\nsluice:\n%q", want, got)
+			}
+		})
+	}
+}
+
+// FUNCTION DUMP / RESTORE round trip (Sluice's payload format is its own).
+func TestFunctionDumpRestore(t *testing.T) {
+	_, addr := redistest.StartSluice(t)
+	c := redistest.Dial(t, addr)
+	do := func(args ...string) string {
+		r, err := c.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	do("FUNCTION", "FLUSH")
+	do("FUNCTION", "LOAD", "#!lua name=l1\nredis.register_function('f1', function() return 1 end)")
+	do("FUNCTION", "LOAD", "#!lua name=l2\nredis.register_function('f2', function() return 2 end)")
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	payload, err := rdb.FunctionDump(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.FunctionRestore(ctx, payload).Err(); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("append over existing: %v", err)
+	}
+	rdb.FunctionFlush(ctx)
+	if err := rdb.FunctionRestore(ctx, payload).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := rdb.FCall(ctx, "f2", nil).Int(); v != 2 {
+		t.Fatalf("f2 = %d", v)
+	}
+	if err := rdb.Do(ctx, "FUNCTION", "RESTORE", payload, "REPLACE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Do(ctx, "FUNCTION", "RESTORE", payload[:len(payload)-1], "FLUSH").Err(); err == nil || err.Error() != "ERR DUMP payload version or checksum are wrong" {
+		t.Fatalf("corrupt payload: %v", err)
+	}
+}
+
+// COMMAND INFO / GETKEYS for the scripting commands match redis-server.
+func TestScriptCommandInfo(t *testing.T) {
+	results := map[string][]string{}
+	for name, addr := range bothServers(t) {
+		c := redistest.Dial(t, addr)
+		for _, args := range [][]string{
+			{"COMMAND", "INFO", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"},
+			{"COMMAND", "GETKEYS", "EVAL", "return 1", "2", "a", "b", "c"},
+			{"COMMAND", "GETKEYS", "FCALL", "f", "1", "a", "b"},
+			{"COMMAND", "INFO", "script|kill", "function|load", "function|stats"},
+		} {
+			r, err := c.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results[name] = append(results[name], r)
+		}
+	}
+	for i := range results["redis"] {
+		if results["redis"][i] != results["sluice"][i] {
+			t.Errorf("#%d\nredis  %q\nsluice %q", i, results["redis"][i], results["sluice"][i])
+		}
+	}
+}
+
+// A script that already wrote cannot be killed; it finishes normally.
+func TestScriptUnkillable(t *testing.T) {
+	script := `redis.call('set', 'x', '1')
+local t0 = redis.call('time')
+while true do
+  local t = redis.call('time')
+  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 700000 then break end
+end
+return 1`
+	results := map[string][]string{}
+	for name, addr := range bothServers(t) {
+		a := redistest.Dial(t, addr)
+		if _, err := a.Do("CONFIG", "SET", "busy-reply-threshold", "100"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan string, 1)
+		go func() {
+			r, err := a.Do("EVAL", script, "0")
+			if err != nil {
+				r = err.Error()
+			}
+			done <- r
+		}()
+		time.Sleep(300 * time.Millisecond)
+		b := redistest.Dial(t, addr)
+		var out []string
+		for _, args := range [][]string{{"GET", "x"}, {"SCRIPT", "KILL"}, {"FUNCTION", "STATS"}} {
+			r, err := b.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		out = append(out, <-done)
+		r, _ := b.Do("GET", "x")
+		out = append(out, r)
+		b.Do("CONFIG", "SET", "busy-reply-threshold", "5000")
+		results[name] = out
+	}
+	if strings.Join(results["redis"], "\n") != strings.Join(results["sluice"], "\n") {
+		t.Fatalf("redis:\n%q\nsluice:\n%q", results["redis"], results["sluice"])
+	}
+}
