@@ -307,23 +307,24 @@ var releasing atomic.Bool
 
 // releaseMemorySoon runs debug.FreeOSMemory shortly after a client with a
 // huge output buffer was closed (once its driver has dropped the buffer),
-// and once more two seconds later for what the traffic that overflowed it
-// (a publisher's flood, say) left behind; at most one such pair at a time.
-// Without it an idle server keeps the freed buffer resident: no allocation
-// means no GC cycle, and the scavenger returns memory only after one
-// (measured: a subscriber closed at 32 MB left sluice-server at 110 MB RSS
-// for minutes; redis-server's jemalloc gives it back in about 10 s).
+// and a few more times over the next seconds for what the traffic that
+// overflowed it (a publisher's flood, say) leaves behind as it settles; at
+// most one such series at a time. Without it an idle server keeps the
+// freed buffer resident: no allocation means no GC cycle, and the
+// scavenger returns memory only after one (measured: a subscriber closed
+// at 32 MB left sluice-server at 110 MB RSS for minutes; redis-server's
+// jemalloc gives it back in about 10 s).
 func releaseMemorySoon() {
 	if !releasing.CompareAndSwap(false, true) {
 		return
 	}
-	time.AfterFunc(200*time.Millisecond, func() {
-		debug.FreeOSMemory()
-		time.AfterFunc(2*time.Second, func() {
+	go func() {
+		for _, d := range []time.Duration{200 * time.Millisecond, time.Second, 2 * time.Second, 3 * time.Second} {
+			time.Sleep(d)
 			debug.FreeOSMemory()
-			releasing.Store(false)
-		})
-	})
+		}
+		releasing.Store(false)
+	}()
 }
 
 func (c *Client) overOutputLimit(size int64) bool {
