@@ -352,11 +352,18 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	case c.inExec || cmd.flags&flagNoLock != 0:
 		cmd.Fn(c, args)
 	case cmd.flags&flagLockAll != 0:
+		if c.srv.lua.busySince.Load() != 0 && c.heldLoop() {
+			// A stand-in serves this loop while a script holds the keyspace.
+			c.rejectCmd(cmd, c.srv.busyText())
+			return
+		}
 		ks.Lock.Lock()
 		cmd.Fn(c, args)
 		ks.Lock.Unlock()
 	default:
-		ks.Lock.RLock(c.slot)
+		if !ks.Lock.TryRLock(c.slot) && !c.lockOrBusy(cmd) {
+			return
+		}
 		db := c.DB()
 		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
 		switch len(c.keyPos) {
@@ -389,6 +396,41 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
 		c.RecordSlow(args, ns/1000)
 	}
+}
+
+// lockOrBusy waits for the keyspace reader lock that a transaction, a
+// keyspace-wide command or a script holds. While a script holds it, the
+// wait turns into a BUSY reply once the script passes busy-reply-threshold
+// (or at once when the client's loop is being served by a stand-in, whose
+// commands must never wait on the script), as Redis replies to commands
+// that arrive during a long script. It reports whether the lock is held.
+func (c *Client) lockOrBusy(cmd *Command) bool {
+	ks := c.srv.ks
+	if c.srv.lua.busySince.Load() == 0 {
+		ks.Lock.RLock(c.slot)
+		return true
+	}
+	for !ks.Lock.TryRLock(c.slot) {
+		t := c.srv.lua.busySince.Load()
+		if t == 0 {
+			ks.Lock.RLock(c.slot)
+			return true
+		}
+		if c.busyReject(cmd, t) {
+			return false
+		}
+		if c.heldLoop() {
+			c.rejectCmd(cmd, c.srv.busyText())
+			return false
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return true
+}
+
+// heldLoop reports whether c's event loop is being served by a stand-in.
+func (c *Client) heldLoop() bool {
+	return c.slot < len(c.srv.loops) && c.srv.loops[c.slot].heldByScript()
 }
 
 // countErrors is a cheap way to see if a command replied with an error:

@@ -471,7 +471,14 @@ func (cfg *Config) Set(name, value string) error {
 	if p == nil {
 		return fmt.Errorf("Bad directive or wrong number of arguments")
 	}
-	return cfg.set(p, value, true)
+	if err := cfg.set(p, value, true); err != nil {
+		return err
+	}
+	if p.name == "io-threads" {
+		// Sluice runs io-threads event loops (default: one per CPU).
+		cfg.loopsWanted, _ = strconv.Atoi(value)
+	}
+	return nil
 }
 
 // errImmutable is CONFIG SET's error for start-up only directives.

@@ -33,6 +33,9 @@ type loop struct {
 	tasks    []func()
 	ready    []*Client // clients signalled by other goroutines (output, unblock)
 	sleeping atomic.Bool
+	// standingIn is set while a stand-in serves the loop during a long
+	// script: its commands must not wait for the keyspace lock.
+	standingIn atomic.Bool
 
 	spareTasks []func()
 	spareReady []*Client
@@ -487,3 +490,91 @@ func (l *loop) shutdown() {
 	unix.Close(l.epfd)
 	unix.Close(l.evfd)
 }
+
+// standIn serves the loop's other clients while the loop's own goroutine
+// is held by a long script (past busy-reply-threshold), as Redis processes
+// events while blocked: they get BUSY, and SCRIPT KILL, FUNCTION KILL and
+// SHUTDOWN NOSAVE get through. It uses buffers of its own (the held
+// goroutine is in the middle of a batch with the loop's), leaves the
+// script's caller alone, and hands the loop back when stop is closed,
+// before the held goroutine touches the loop again.
+func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
+	rbuf, wbuf := l.rbuf, l.wbuf
+	l.rbuf, l.wbuf = make([]byte, readSize), nil
+	l.standingIn.Store(true)
+	if caller.fd >= 0 {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: 0, Fd: int32(caller.fd)})
+	}
+	events := make([]unix.EpollEvent, 128)
+	for {
+		select {
+		case <-stop:
+			l.standingIn.Store(false)
+			l.rbuf, l.wbuf = rbuf, wbuf
+			if caller.fd >= 0 {
+				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(caller.fd)})
+			}
+			return
+		default:
+		}
+		n, err := unix.EpollWait(l.epfd, events, 10)
+		if err != nil && err != unix.EINTR {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			ev := &events[i]
+			fd := int(ev.Fd)
+			switch {
+			case fd == l.evfd:
+				// Posted work waits for the loop's own goroutine (it may
+				// concern the caller); it runs tasks at the top of its loop.
+				var buf [8]byte
+				unix.Read(l.evfd, buf[:])
+			case l.lfds[fd]:
+				l.accept(fd)
+			default:
+				c := l.conns[fd]
+				if c == nil || c == caller {
+					continue
+				}
+				if ev.Events&unix.EPOLLOUT != 0 {
+					l.onWritable(c)
+				} else if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+					l.onReadable(c)
+				}
+			}
+		}
+	}
+}
+
+// whileHeld runs fn (a script) on the loop's goroutine; if fn takes longer
+// than after, a stand-in serves the loop's other clients until it ends.
+// For clients of the goroutine driver it just runs fn.
+func (s *Server) whileHeld(caller *Client, after time.Duration, fn func()) {
+	if caller.slot >= len(s.loops) || after <= 0 {
+		fn()
+		return
+	}
+	l := s.loops[caller.slot]
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	timer := time.AfterFunc(after, func() {
+		defer close(done)
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		l.standIn(caller, stop)
+	})
+	fn()
+	close(stop)
+	if timer.Stop() {
+		return // the stand-in never started
+	}
+	<-done
+}
+
+// heldByScript reports whether a stand-in is serving the loop (its own
+// goroutine is held by a script that has the keyspace locked).
+func (l *loop) heldByScript() bool { return l.standingIn.Load() }

@@ -2,7 +2,10 @@
 
 package server
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 const eventLoopsSupported = false
 
@@ -14,3 +17,8 @@ type loop struct {
 func (l *loop) wake()                                 {}
 func (l *loop) post(fn func())                        { fn() }
 func (s *Server) startLoops(lns []net.Listener) error { return nil }
+
+// whileHeld runs fn: without event loops every client has its own goroutine.
+func (s *Server) whileHeld(caller *Client, after time.Duration, fn func()) { fn() }
+
+func (l *loop) heldByScript() bool { return false }

@@ -319,7 +319,15 @@ func releaseMemorySoon() {
 		return
 	}
 	go func() {
-		for _, d := range []time.Duration{200 * time.Millisecond, time.Second, 2 * time.Second, 3 * time.Second} {
+		// Once a second while the traffic settles, then twice more: a dozen
+		// forced collections after a rare event (a client closed over a
+		// multi-megabyte output limit).
+		time.Sleep(200 * time.Millisecond)
+		for i := 0; i < 10; i++ {
+			debug.FreeOSMemory()
+			time.Sleep(time.Second)
+		}
+		for _, d := range []time.Duration{5 * time.Second, 15 * time.Second} {
 			time.Sleep(d)
 			debug.FreeOSMemory()
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -316,7 +317,9 @@ func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readO
 	st.running.Store(run)
 	st.busySince.Store(nanotime())
 	L := vm.L
-	err := L.PCall(nargs, 1, vm.handler)
+	var err error
+	threshold := time.Duration(st.srv.cfg.busyThreshold.Load()) * time.Millisecond
+	st.srv.whileHeld(c, threshold, func() { err = L.PCall(nargs, 1, vm.handler) })
 	st.busySince.Store(0)
 	st.mu.Lock()
 	st.running.Store(nil)
@@ -466,6 +469,14 @@ const (
 	errBusyFunction = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 )
 
+// busyText is the BUSY error for the script or function running now.
+func (s *Server) busyText() string {
+	if run := s.lua.running.Load(); run != nil && !run.eval {
+		return errBusyFunction
+	}
+	return errBusyScript
+}
+
 // busyReject is called by the dispatcher when a script has been running
 // since `since` (nanotime): past busy-reply-threshold, commands other
 // than the allow_busy ones get BUSY instead of waiting for the lock.
@@ -491,4 +502,23 @@ func (c *Client) busyReject(cmd *Command, since int64) bool {
 		c.rejectCmd(cmd, errBusyFunction)
 	}
 	return true
+}
+
+// abortScripts stops a running script or function whatever it did, for
+// SHUTDOWN (NOSAVE): the server is going away, so even a script that
+// wrote is not waited for.
+func (s *Server) abortScripts() {
+	st := &s.lua
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	run := st.running.Load()
+	if run == nil {
+		return
+	}
+	run.killed.Store(true)
+	if run.eval && st.evalVM != nil {
+		st.evalVM.cancel()
+	} else if !run.eval && st.fnVM != nil {
+		st.fnVM.cancel()
+	}
 }

@@ -341,3 +341,49 @@ return 1`
 		t.Fatalf("redis:\n%q\nsluice:\n%q", results["redis"], results["sluice"])
 	}
 }
+
+// With a single event loop every client shares the script's loop: the
+// stand-in must serve them (BUSY, SCRIPT KILL) while the script runs, and
+// SHUTDOWN NOSAVE must not wait for a runaway script.
+func TestScriptBusySingleLoop(t *testing.T) {
+	_, addr := redistest.StartSluice(t, "io-threads", "1", "busy-reply-threshold", "100")
+	a := redistest.Dial(t, addr)
+	b := redistest.Dial(t, addr) // connected before the script: same loop
+	done := make(chan string, 1)
+	go func() {
+		r, err := a.Do("EVAL", "while true do end", "0")
+		if err != nil {
+			r = err.Error()
+		}
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"PING"}, []string{"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"}},
+		{[]string{"GET", "x"}, []string{"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"}},
+		{[]string{"KEYS", "*"}, []string{"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"}},
+		{[]string{"SCRIPT", "KILL"}, []string{"+OK\r\n"}},
+	} {
+		got, err := b.Do(tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got != tc.want[0] {
+			t.Fatalf("%v = %q, want %q", tc.args, got, tc.want[0])
+		}
+	}
+	select {
+	case r := <-done:
+		if !strings.HasPrefix(r, "-ERR Script killed by user with SCRIPT KILL") {
+			t.Fatalf("killed script replied %q", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("script was not killed")
+	}
+	if r, _ := b.Do("PING"); r != "+PONG\r\n" {
+		t.Fatalf("PING after kill = %q", r)
+	}
+	if r, _ := a.Do("SET", "x", "1"); r != "+OK\r\n" {
+		t.Fatalf("the script's client after kill: %q", r)
+	}
+}

@@ -316,6 +316,7 @@ func (s *Server) removeClient(c *Client) {
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopCh)
+		s.abortScripts() // a loop held by a script must come back to stop
 		closeAll(s.lns)
 		for _, l := range s.loops {
 			l.wake()

@@ -387,6 +387,9 @@ func (l *BigLock) init(n int) {
 // Slots returns the number of reader slots.
 func (l *BigLock) Slots() int { return len(l.slots) }
 
+// TryRLock takes reader slot i if it is free of a writer now.
+func (l *BigLock) TryRLock(i int) bool { return l.slots[i].TryRLock() }
+
 // RLock takes reader slot i (shared with other commands).
 func (l *BigLock) RLock(i int)   { l.slots[i].RLock() }
 func (l *BigLock) RUnlock(i int) { l.slots[i].RUnlock() }
