@@ -44,6 +44,7 @@ type Client struct {
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
 	replyOff        bool         // CLIENT REPLY OFF
 	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply
+	pushed          bool         // the command's reply is pub/sub pushes, which REPLY OFF/SKIP keep
 	noEvict         bool
 	noTouch         bool
 
@@ -161,15 +162,20 @@ const flushAt = 64 * 1024
 // reply-mode helpers: CLIENT REPLY OFF/SKIP drop replies.
 func (c *Client) exec(args [][]byte) {
 	mark := len(c.w.Buf)
+	c.pushed = false
 	c.dispatch(args)
 	if c.replyOff {
-		c.w.Buf = c.w.Buf[:mark]
+		if !c.pushed {
+			c.w.Buf = c.w.Buf[:mark]
+		}
 	} else if c.replySkip > 0 {
 		// The skip is armed by CLIENT REPLY SKIP and applies to the next command.
 		if c.replySkip == 2 {
 			c.replySkip = 1
 		} else {
-			c.w.Buf = c.w.Buf[:mark]
+			if !c.pushed {
+				c.w.Buf = c.w.Buf[:mark]
+			}
 			c.replySkip = 0
 		}
 	}
