@@ -52,6 +52,7 @@ type Client struct {
 	lastIO   atomic.Int64 // unix ms of the last interaction
 	lastCmd  atomic.Pointer[Command]
 	qbufLen  atomic.Int64 // query buffer size for CLIENT LIST
+	batchLen int          // bytes of the batch being processed (CLIENT LIST of itself)
 	outLen   atomic.Int64 // pending output for CLIENT LIST
 	flagsMu  sync.Mutex
 	killHook func() // driver hook to close the connection from another goroutine
@@ -125,6 +126,7 @@ func (c *Client) DB() *store.DB { return c.srv.ks.DB(c.dbi) }
 func (c *Client) process(buf []byte) int {
 	off := 0
 	c.mark = 0
+	c.batchLen = len(buf)
 	defer func() { c.mark = 0 }()
 	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
 	for off < len(buf) {
