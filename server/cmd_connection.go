@@ -573,6 +573,11 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 		cmdName = lc.Name
 	}
 	qbuf := t.qbufLen.Load()
+	if self {
+		// Redis's query buffer still holds the batch being executed,
+		// this command included.
+		qbuf = int64(t.batchLen)
+	}
 	if !self {
 		argvMem = 0
 	}
