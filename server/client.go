@@ -326,6 +326,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		ks.Lock.RUnlock(c.slot)
 	}
 	c.lastCmd.Store(cmd)
+	if c.srv.monitors.n.Load() > 0 && monitored(cmd) {
+		c.srv.feedMonitors(c, c.dbi, args, false)
+	}
 	end := nanotime()
 	ns := end - start
 	c.mark = end

@@ -540,6 +540,9 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	}
 	now := time.Now()
 	flags := make([]byte, 0, 8)
+	if t.srv.monitors.has(t) {
+		flags = append(flags, 'O')
+	}
 	if sub+psub+ssub > 0 {
 		flags = append(flags, 'P')
 	}

@@ -49,3 +49,70 @@ func TestClientInfoQbufOfSelf(t *testing.T) {
 		}
 	}
 }
+
+// MONITOR output of the same command stream, timestamps and client ports
+// masked, matches redis-server's: admin commands hidden, credentials
+// redacted, MULTI/EXEC order, the database after SELECT, sdscatrepr quoting.
+func TestMonitorVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	mask := regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\]`)
+	run := func(addr string) []string {
+		mon := redistest.Dial(t, addr)
+		var out []string
+		idReply, _ := mon.Do("CLIENT", "ID")
+		id := idReply[1 : len(idReply)-2]
+		r, err := mon.Do("MONITOR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+		c := redistest.Dial(t, addr)
+		for _, cmd := range [][]string{
+			{"SET", "k", "v"},
+			{"MULTI"}, {"SET", "a", "b"}, {"EXEC"},
+			{"MULTI"}, {"NOSUCHCMD"}, {"EXEC"},
+			{"GET"}, // arity error: not shown
+			{"SELECT", "3"},
+			{"SET", "x y", "\x01\n\"\\\t\xff"},
+			{"CONFIG", "GET", "maxmemory"}, // admin: not shown
+			{"AUTH", "foo"},
+			{"AUTH", "a", "b"},
+			{"HELLO", "2", "AUTH", "u", "p"},
+			{"CLIENT", "LIST", "TYPE", "pubsub"},
+			{"ECHO", "end"},
+		} {
+			if _, err := c.Do(cmd...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			r, err := redistest.ReadReply(mon.R)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, mask.ReplaceAllString(r, "+T [$1 ADDR]"))
+			if r[len(r)-7:] == "\"end\"\r\n" {
+				break
+			}
+		}
+		// The monitor shows as flag O; RESET leaves monitor mode.
+		flags := regexp.MustCompile(`flags=\w+`)
+		list, _ := c.Do("CLIENT", "LIST", "ID", id)
+		out = append(out, flags.FindString(list))
+		r, _ = mon.Do("RESET")
+		out = append(out, r)
+		list, _ = c.Do("CLIENT", "LIST", "ID", id)
+		out = append(out, flags.FindString(list))
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if len(want) != len(got) {
+		t.Fatalf("redis %q\nsluice %q", want, got)
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("line %d: redis %q, sluice %q", i, want[i], got[i])
+		}
+	}
+}

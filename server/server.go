@@ -52,8 +52,9 @@ type Server struct {
 	// context rules); it returns false when it has replied itself.
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
-	watches watchRegistry
-	pubsub  pubsubRegistry
+	watches  watchRegistry
+	pubsub   pubsubRegistry
+	monitors monitorRegistry
 
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
@@ -116,6 +117,7 @@ func New(cfg *Config) *Server {
 	s.ks = store.New(dbs, nloops+1)
 	s.wireWatches()
 	s.wirePubSub()
+	s.wireMonitors()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -297,6 +299,7 @@ func (s *Server) removeClient(c *Client) {
 	s.mu.Unlock()
 	s.watches.unwatchAll(c)
 	s.pubsub.unsubscribeAll(c)
+	s.monitors.remove(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}
