@@ -73,9 +73,10 @@ func parseLL(b []byte) (int64, bool) { return resp.ParseInt(b) }
 
 // stringForBitWrite is lookupStringForBitCommand: it returns key's string
 // (created, or zero-padded) so that bit maxbit can be addressed. dirty
-// reports whether the key was created or grown. ok is false after a
+// reports whether the key was created or grown, created whether it was
+// created (db.Add already counted that change). ok is false after a
 // WRONGTYPE reply.
-func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty, ok bool) {
+func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty, created, ok bool) {
 	need := int(maxbit>>3) + 1
 	db := c.DB()
 	e := db.Lookup(key)
@@ -84,11 +85,11 @@ func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty
 		buf = e.MutableRaw(need)
 		db.Add(key, e)
 		c.notify(NotifyNew, "new", key)
-		return buf, true, true
+		return buf, true, true, true
 	}
 	if e.Kind() != store.KindString {
 		c.wrongType()
-		return nil, false, false
+		return nil, false, false, false
 	}
 	n := e.Len()
 	if need > n {
@@ -96,7 +97,16 @@ func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty
 	} else {
 		need = n
 	}
-	return e.MutableRaw(need), dirty, true
+	return e.MutableRaw(need), dirty, false, true
+}
+
+// modifiedN signals n changes of key (Redis's server.dirty += n), of
+// which skip were already counted.
+func (c *Client) modifiedN(key []byte, n, skip int) {
+	db := c.DB()
+	for ; n > skip; n-- {
+		db.Modified(key)
+	}
 }
 
 func setbitCommand(c *Client, args [][]byte) {
@@ -110,7 +120,7 @@ func setbitCommand(c *Client, args [][]byte) {
 		c.w.Error(errBitValue)
 		return
 	}
-	buf, dirty, ok := c.stringForBitWrite(key, off)
+	buf, dirty, created, ok := c.stringForBitWrite(key, off)
 	if !ok {
 		return
 	}
@@ -118,7 +128,9 @@ func setbitCommand(c *Client, args [][]byte) {
 	old := int64(buf[byteIdx]>>shift) & 1
 	if dirty || old != on {
 		buf[byteIdx] = buf[byteIdx]&^(1<<shift) | byte(on)<<shift
-		c.DB().Modified(key)
+		if !created {
+			c.DB().Modified(key)
+		}
 		c.notify(NotifyString, "setbit", key)
 	}
 	c.w.Int(old)
@@ -701,7 +713,7 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 	}
 
 	var buf []byte // the string to operate on (nil: missing key, read only)
-	var dirty bool
+	var dirty, created bool
 	var scratch [24]byte
 	if readonly {
 		e, ok := c.getString(args[1])
@@ -717,7 +729,7 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 			return
 		}
 		var ok bool
-		if buf, dirty, ok = c.stringForBitWrite(args[1], highest); !ok {
+		if buf, dirty, created, ok = c.stringForBitWrite(args[1], highest); !ok {
 			return
 		}
 	}
@@ -801,7 +813,11 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 		}
 	}
 	if changes > 0 {
-		c.DB().Modified(args[1])
+		skip := 0
+		if created {
+			skip = 1
+		}
+		c.modifiedN(args[1], changes, skip)
 		c.notify(NotifyString, "setbit", args[1])
 	}
 }

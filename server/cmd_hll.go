@@ -534,7 +534,11 @@ func pfaddCommand(c *Client, args [][]byte) {
 	if updated > 0 {
 		hllInvalidateCache(h)
 		storeHLL(e, h)
-		db.Modified(key)
+		skip := 0
+		if created {
+			skip = 1 // db.Add counted the creation
+		}
+		c.modifiedN(key, updated, skip)
 		c.notify(NotifyString, "pfadd", key)
 		c.w.Int(1)
 		return
@@ -648,8 +652,8 @@ func pfmergeCommand(c *Client, args [][]byte) {
 		c.notify(NotifyNew, "new", key)
 	} else {
 		storeHLL(e, h)
+		db.Modified(key)
 	}
-	db.Modified(key)
 	c.notify(NotifyString, "pfadd", key)
 	c.w.OK()
 }

@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,6 +115,60 @@ func TestMonitorVsRedis(t *testing.T) {
 	for i := range want {
 		if want[i] != got[i] {
 			t.Errorf("line %d: redis %q, sluice %q", i, want[i], got[i])
+		}
+	}
+}
+
+// INFO's rdb_changes_since_last_save moves as Redis's server.dirty for the
+// bit and HyperLogLog commands (the unit/bitops dirty test, extended):
+// created keys, unchanged bits, grown strings, BITFIELD changes.
+func TestDirtyCounterVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	dirty := regexp.MustCompile(`rdb_changes_since_last_save:(\d+)`)
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		for _, cmd := range [][]string{
+			{"SETBIT", "foo", "0", "0"},
+			{"BITFIELD", "foo2", "SET", "i5", "0", "0"},
+			{"SETBIT", "foo", "0", "0"},
+			{"BITFIELD", "foo2", "SET", "i5", "0", "0"},
+			{"SETBIT", "foo", "0", "1"},
+			{"SETBIT", "foo", "0", "1"},
+			{"BITFIELD", "foo2", "SET", "i5", "0", "1"},
+			{"BITFIELD", "foo3", "INCRBY", "i5", "0", "1", "INCRBY", "i5", "8", "1", "GET", "u8", "0"},
+			{"BITFIELD", "foo3", "INCRBY", "i5", "0", "1", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"},
+			{"SETBIT", "foo", "90", "0"},
+			{"BITFIELD", "foo2", "SET", "i5", "90", "0"},
+			{"BITOP", "OR", "dst", "foo", "foo2"},
+			{"BITOP", "AND", "dst", "nokey"},
+			{"PFADD", "hll", "a", "b", "c"},
+			{"PFADD", "hll", "a", "b", "c"},
+			{"PFADD", "hll2"},
+			{"PFCOUNT", "hll"},
+			{"PFCOUNT", "hll"},
+			{"PFMERGE", "hll3", "hll", "hll2"},
+			{"PFMERGE", "hll3", "hll"},
+			{"PFDEBUG", "TODENSE", "hll"},
+			{"SET", "k", "v"},
+			{"DEL", "k", "foo", "nokey"},
+		} {
+			before, _ := c.Do("INFO", "persistence")
+			if _, err := c.Do(cmd...); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := c.Do("INFO", "persistence")
+			b, _ := strconv.Atoi(dirty.FindStringSubmatch(before)[1])
+			a, _ := strconv.Atoi(dirty.FindStringSubmatch(after)[1])
+			out = append(out, fmt.Sprint(cmd, " +", a-b))
+		}
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("redis %s, sluice %s", want[i], got[i])
 		}
 	}
 }
