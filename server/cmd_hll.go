@@ -501,7 +501,7 @@ func pfaddCommand(c *Client, args [][]byte) {
 	e := db.Lookup(key)
 	updated := 0
 	var h []byte
-	created := false
+	created, inPlace := false, false
 	if e == nil {
 		h = newHLL()
 		created = true
@@ -511,7 +511,12 @@ func pfaddCommand(c *Client, args [][]byte) {
 		if !ok {
 			return
 		}
-		h = append([]byte(nil), cur...)
+		if cur[4] == hllDense {
+			h = e.MutableRaw(len(cur)) // updated in place: the size never changes
+			inPlace = true
+		} else {
+			h = append([]byte(nil), cur...)
+		}
 	}
 	maxBytes := c.hllSparseMax()
 	for _, ele := range args[2:] {
@@ -533,7 +538,9 @@ func pfaddCommand(c *Client, args [][]byte) {
 	}
 	if updated > 0 {
 		hllInvalidateCache(h)
-		storeHLL(e, h)
+		if !inPlace {
+			storeHLL(e, h)
+		}
 		skip := 0
 		if created {
 			skip = 1 // db.Add counted the creation
