@@ -45,6 +45,7 @@ type Client struct {
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
 	replyOff        bool         // CLIENT REPLY OFF
 	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply
+	pushed          bool         // the command's reply is pub/sub pushes, which REPLY OFF/SKIP keep
 	noEvict         bool
 	noTouch         bool
 
@@ -52,6 +53,7 @@ type Client struct {
 	lastIO   atomic.Int64 // unix ms of the last interaction
 	lastCmd  atomic.Pointer[Command]
 	qbufLen  atomic.Int64 // query buffer size for CLIENT LIST
+	batchLen int          // bytes of the batch being processed (CLIENT LIST of itself)
 	outLen   atomic.Int64 // pending output for CLIENT LIST
 	flagsMu  sync.Mutex
 	killHook func() // driver hook to close the connection from another goroutine
@@ -161,6 +163,7 @@ func (c *Client) DB() *store.DB { return c.srv.ks.DB(c.dbi) }
 func (c *Client) process(buf []byte) int {
 	off := 0
 	c.mark = 0
+	c.batchLen = len(buf)
 	defer func() { c.mark = 0 }()
 	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
 	c.p.MaxBulkLen = c.srv.cfg.maxBulkLen.Load()
@@ -199,15 +202,20 @@ const flushAt = 64 * 1024
 // reply-mode helpers: CLIENT REPLY OFF/SKIP drop replies.
 func (c *Client) exec(args [][]byte) {
 	mark := len(c.w.Buf)
+	c.pushed = false
 	c.dispatch(args)
 	if c.replyOff {
-		c.w.Buf = c.w.Buf[:mark]
+		if !c.pushed {
+			c.w.Buf = c.w.Buf[:mark]
+		}
 	} else if c.replySkip > 0 {
 		// The skip is armed by CLIENT REPLY SKIP and applies to the next command.
 		if c.replySkip == 2 {
 			c.replySkip = 1
 		} else {
-			c.w.Buf = c.w.Buf[:mark]
+			if !c.pushed {
+				c.w.Buf = c.w.Buf[:mark]
+			}
 			c.replySkip = 0
 		}
 	}
@@ -389,6 +397,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.srv.serveReadyKeys() // serve clients blocked on keys this command filled
 	}
 	c.lastCmd.Store(cmd)
+	if c.srv.monitors.n.Load() > 0 && monitored(cmd) {
+		c.srv.feedMonitors(c, c.dbi, args, false)
+	}
 	end := nanotime()
 	ns := end - start
 	c.mark = end

@@ -540,6 +540,9 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	}
 	now := time.Now()
 	flags := make([]byte, 0, 8)
+	if t.srv.monitors.has(t) {
+		flags = append(flags, 'O')
+	}
 	if sub+psub+ssub > 0 {
 		flags = append(flags, 'P')
 	}
@@ -573,6 +576,11 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 		cmdName = lc.Name
 	}
 	qbuf := t.qbufLen.Load()
+	if self {
+		// Redis's query buffer still holds the batch being executed,
+		// this command included.
+		qbuf = int64(t.batchLen)
+	}
 	if !self {
 		argvMem = 0
 	}

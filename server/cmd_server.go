@@ -71,7 +71,10 @@ func (s *Server) LastSave() int64 {
 }
 
 // SetLastSave records a successful save (for the persistence code).
-func (s *Server) SetLastSave(unix int64) { s.lastSave.Store(unix) }
+func (s *Server) SetLastSave(unix int64) {
+	s.lastSave.Store(unix)
+	s.ks.MarkSaved()
+}
 
 func timeCommand(c *Client, args [][]byte) {
 	now := time.Now()

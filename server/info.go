@@ -222,7 +222,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("current_fork_perc:0.00")
 		f("current_save_keys_processed:0")
 		f("current_save_keys_total:0")
-		f("rdb_changes_since_last_save:0")
+		f("rdb_changes_since_last_save:%d", s.ks.Dirty())
 		f("rdb_bgsave_in_progress:0")
 		f("rdb_last_save_time:%d", s.LastSave())
 		f("rdb_last_bgsave_status:ok")

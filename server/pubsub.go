@@ -133,6 +133,7 @@ func (c *Client) subCount(k subKind) int64 {
 
 func (c *Client) subscribe(k subKind, names [][]byte) {
 	r := &c.srv.pubsub
+	c.pushed = true // Redis sends subscription pushes even with CLIENT REPLY OFF
 	for _, n := range names {
 		name := string(n)
 		mine := k.mine(c)
@@ -157,6 +158,7 @@ func (c *Client) subscribe(k subKind, names [][]byte) {
 func (c *Client) unsubscribe(k subKind, names [][]byte) {
 	r := &c.srv.pubsub
 	kind := map[string]string{"subscribe": "unsubscribe", "psubscribe": "punsubscribe", "ssubscribe": "sunsubscribe"}[k.name]
+	c.pushed = true
 	mine := k.mine(c)
 	if len(names) == 0 {
 		if len(*mine) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +143,55 @@ func TestKeyspaceNotifications(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("timed out waiting for %q", w)
+		}
+	}
+}
+
+// Subscription pushes are sent even under CLIENT REPLY OFF/SKIP, as Redis
+// does (CLIENT_PUSHING), in both protocols; other replies are dropped.
+func TestPubSubPushesIgnoreReplyOff(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	transcript := func(addr, proto string) string {
+		c := redistest.Dial(t, addr)
+		if _, err := c.Do("HELLO", proto); err != nil {
+			t.Fatal(err)
+		}
+		var script []byte
+		for _, cmd := range [][]string{
+			{"CLIENT", "REPLY", "OFF"},
+			{"SUBSCRIBE", "ch", "ch2"},
+			{"PSUBSCRIBE", "c*"},
+			{"CLIENT", "REPLY", "ON"},
+			{"CLIENT", "REPLY", "SKIP"},
+			{"UNSUBSCRIBE", "ch"},
+			{"PING"},
+			{"CLIENT", "REPLY", "OFF"},
+			{"PUNSUBSCRIBE"},
+			{"UNSUBSCRIBE"},
+			{"CLIENT", "REPLY", "ON"},
+		} {
+			script = append(script, redistest.Encode(cmd...)...)
+		}
+		script = append(script, redistest.Encode("ECHO", "end")...)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(script); err != nil {
+			t.Fatal(err)
+		}
+		var out string
+		for !strings.HasSuffix(out, "$3\r\nend\r\n") {
+			r, err := redistest.ReadReply(c.R)
+			if err != nil {
+				t.Fatalf("%s after %q: %v", addr, out, err)
+			}
+			out += r
+		}
+		return out
+	}
+	for _, proto := range []string{"2", "3"} {
+		want, got := transcript(raddr, proto), transcript(saddr, proto)
+		if want != got {
+			t.Errorf("RESP%s\nredis:  %q\nsluice: %q", proto, want, got)
 		}
 	}
 }

@@ -52,9 +52,10 @@ type Server struct {
 	// context rules); it returns false when it has replied itself.
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
-	watches watchRegistry
-	pubsub  pubsubRegistry
-	lua     scriptingState // Lua scripting and functions (scripting.go)
+	watches  watchRegistry
+	pubsub   pubsubRegistry
+	monitors monitorRegistry
+	lua      scriptingState // Lua scripting and functions (scripting.go)
 
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
@@ -123,6 +124,7 @@ func New(cfg *Config) *Server {
 	s.wireWatches()
 	s.wirePubSub()
 	s.wireBlocking()
+	s.wireMonitors()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -310,6 +312,7 @@ func (s *Server) removeClient(c *Client) {
 	s.watches.unwatchAll(c)
 	s.pubsub.unsubscribeAll(c)
 	s.blocking.clientClosed(c)
+	s.monitors.remove(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}

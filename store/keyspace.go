@@ -26,7 +26,11 @@ type shard struct {
 	mu  sync.Mutex
 	m   map[string]*Entry
 	vol map[string]struct{} // keys with an expiry, for the active cycle
-	_   [16]byte
+	// dirty counts the changes to the shard's keys (Redis's server.dirty,
+	// INFO rdb_changes_since_last_save); per shard so writers on different
+	// shards never share it.
+	dirty atomic.Uint64
+	_     [8]byte
 }
 
 // DB is one numbered database.
@@ -53,6 +57,27 @@ type Keyspace struct {
 
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
+
+	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
+}
+
+// Dirty returns the number of key changes (DB.Modified calls) since the
+// last MarkSaved, as Redis's rdb_changes_since_last_save.
+func (ks *Keyspace) Dirty() uint64 {
+	return ks.dirtyTotal() - ks.savedDirty.Load()
+}
+
+// MarkSaved records that the dataset was saved: Dirty restarts from 0.
+func (ks *Keyspace) MarkSaved() { ks.savedDirty.Store(ks.dirtyTotal()) }
+
+func (ks *Keyspace) dirtyTotal() uint64 {
+	var n uint64
+	for _, db := range *ks.dbs.Load() {
+		for i := range db.shards {
+			n += db.shards[i].dirty.Load()
+		}
+	}
+	return n
 }
 
 // New returns a keyspace of n databases. lockSlots is the number of
@@ -224,8 +249,10 @@ func (db *DB) Add(key []byte, e *Entry) {
 	}
 }
 
-// Modified signals that key's value changed (for WATCH and friends).
+// Modified signals that key's value changed (for WATCH and friends) and
+// counts the change (Dirty).
 func (db *DB) Modified(key []byte) {
+	db.shardFor(key).dirty.Add(1)
 	if db.ks.OnModified != nil {
 		db.ks.OnModified(db, key)
 	}

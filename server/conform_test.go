@@ -1,0 +1,174 @@
+package server_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/internal/redistest"
+)
+
+// CLIENT INFO/LIST of the calling client report the query buffer holding
+// the batch being executed, as Redis does (qbuf=26 for a lone
+// "CLIENT INFO"; a pipeline counts whole).
+func TestClientInfoQbufOfSelf(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	qbuf := regexp.MustCompile(`qbuf=\d+`)
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		for _, batch := range [][][]string{
+			{{"CLIENT", "INFO"}},
+			{{"CLIENT", "LIST", "TYPE", "normal"}},
+			{{"PING"}, {"CLIENT", "INFO"}},
+			{{"CLIENT", "INFO"}, {"PING"}},
+		} {
+			var b []byte
+			for _, cmd := range batch {
+				b = append(b, redistest.Encode(cmd...)...)
+			}
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := c.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			for range batch {
+				r, err := redistest.ReadReply(c.R)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, qbuf.FindString(r))
+			}
+		}
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("reply %d: redis %q, sluice %q", i, want[i], got[i])
+		}
+	}
+}
+
+// MONITOR output of the same command stream, timestamps and client ports
+// masked, matches redis-server's: admin commands hidden, credentials
+// redacted, MULTI/EXEC order, the database after SELECT, sdscatrepr quoting.
+func TestMonitorVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	mask := regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\]`)
+	run := func(addr string) []string {
+		mon := redistest.Dial(t, addr)
+		var out []string
+		idReply, _ := mon.Do("CLIENT", "ID")
+		id := idReply[1 : len(idReply)-2]
+		r, err := mon.Do("MONITOR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+		c := redistest.Dial(t, addr)
+		for _, cmd := range [][]string{
+			{"SET", "k", "v"},
+			{"MULTI"}, {"SET", "a", "b"}, {"EXEC"},
+			{"MULTI"}, {"NOSUCHCMD"}, {"EXEC"},
+			{"GET"}, // arity error: not shown
+			{"SELECT", "3"},
+			{"SET", "x y", "\x01\n\"\\\t\xff"},
+			{"CONFIG", "GET", "maxmemory"}, // admin: not shown
+			{"AUTH", "foo"},
+			{"AUTH", "a", "b"},
+			{"HELLO", "2", "AUTH", "u", "p"},
+			{"CLIENT", "LIST", "TYPE", "pubsub"},
+			{"ECHO", "end"},
+		} {
+			if _, err := c.Do(cmd...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			r, err := redistest.ReadReply(mon.R)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, mask.ReplaceAllString(r, "+T [$1 ADDR]"))
+			if r[len(r)-7:] == "\"end\"\r\n" {
+				break
+			}
+		}
+		// The monitor shows as flag O; RESET leaves monitor mode.
+		flags := regexp.MustCompile(`flags=\w+`)
+		list, _ := c.Do("CLIENT", "LIST", "ID", id)
+		out = append(out, flags.FindString(list))
+		r, _ = mon.Do("RESET")
+		out = append(out, r)
+		list, _ = c.Do("CLIENT", "LIST", "ID", id)
+		out = append(out, flags.FindString(list))
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if len(want) != len(got) {
+		t.Fatalf("redis %q\nsluice %q", want, got)
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("line %d: redis %q, sluice %q", i, want[i], got[i])
+		}
+	}
+}
+
+// INFO's rdb_changes_since_last_save moves as Redis's server.dirty for the
+// bit and HyperLogLog commands (the unit/bitops dirty test, extended):
+// created keys, unchanged bits, grown strings, BITFIELD changes.
+func TestDirtyCounterVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	dirty := regexp.MustCompile(`rdb_changes_since_last_save:(\d+)`)
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		for _, cmd := range [][]string{
+			{"SETBIT", "foo", "0", "0"},
+			{"BITFIELD", "foo2", "SET", "i5", "0", "0"},
+			{"SETBIT", "foo", "0", "0"},
+			{"BITFIELD", "foo2", "SET", "i5", "0", "0"},
+			{"SETBIT", "foo", "0", "1"},
+			{"SETBIT", "foo", "0", "1"},
+			{"BITFIELD", "foo2", "SET", "i5", "0", "1"},
+			{"BITFIELD", "foo3", "INCRBY", "i5", "0", "1", "INCRBY", "i5", "8", "1", "GET", "u8", "0"},
+			{"BITFIELD", "foo3", "INCRBY", "i5", "0", "1", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"},
+			{"SETBIT", "foo", "90", "0"},
+			{"BITFIELD", "foo2", "SET", "i5", "90", "0"},
+			{"BITOP", "OR", "dst", "foo", "foo2"},
+			{"BITOP", "AND", "dst", "nokey"},
+			{"PFADD", "hll", "a", "b", "c"},
+			{"PFADD", "hll", "a", "b", "c"},
+			{"PFADD", "hll2"},
+			{"PFCOUNT", "hll"},
+			{"PFCOUNT", "hll"},
+			{"PFMERGE", "hll3", "hll", "hll2"},
+			{"PFMERGE", "hll3", "hll"},
+			{"PFDEBUG", "TODENSE", "hll"},
+			{"SET", "k", "v"},
+			{"DEL", "k", "foo", "nokey"},
+		} {
+			before, _ := c.Do("INFO", "persistence")
+			if _, err := c.Do(cmd...); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := c.Do("INFO", "persistence")
+			b, _ := strconv.Atoi(dirty.FindStringSubmatch(before)[1])
+			a, _ := strconv.Atoi(dirty.FindStringSubmatch(after)[1])
+			out = append(out, fmt.Sprint(cmd, " +", a-b))
+		}
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("redis %s, sluice %s", want[i], got[i])
+		}
+	}
+}
