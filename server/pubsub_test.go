@@ -29,6 +29,7 @@ func TestPubSubOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 100000
+	pubErr := make(chan error, 1)
 	go func() {
 		for i := 0; i < n; i += 1000 {
 			p := pub.Pipeline()
@@ -36,9 +37,17 @@ func TestPubSubOrder(t *testing.T) {
 				p.Publish(ctx, "news", strconv.Itoa(j))
 			}
 			if _, err := p.Exec(ctx); err != nil {
-				t.Error(err)
+				pubErr <- err
 				return
 			}
+		}
+		pubErr <- nil
+	}()
+	// The publisher's last replies may still be in flight when the last
+	// message arrives: wait for it before the server is stopped.
+	defer func() {
+		if err := <-pubErr; err != nil {
+			t.Error(err)
 		}
 	}()
 	ch := ps.Channel(redis.WithChannelSize(1000))
