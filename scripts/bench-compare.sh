@@ -81,7 +81,9 @@ echo "building bin/sluice-server..." >&2
 free_port() {
 	local p
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 40000))
+		# below the kernel's ephemeral range (32768-60999), which the
+		# benchmark's own client connections use
+		p=$((20000 + RANDOM % 12000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
