@@ -305,6 +305,13 @@ func (c *Client) reject(msg string) {
 
 func (c *Client) rejectCmd(cmd *Command, msg string) {
 	c.srv.stats[c.slot].rejected(cmd)
+	if cmd.Name == "exec" && c.tx != nil {
+		// A refused EXEC ends the transaction, with the reason (Redis's
+		// execCommandAbort).
+		c.discardTx()
+		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(strings.TrimPrefix(msg, "-"), "ERR "))
+		return
+	}
 	c.reject(msg)
 }
 

@@ -386,7 +386,10 @@ func (l *List) replaceNode(ni int, vals [][]byte) {
 	l.n += len(vals) - ns[ni].cnt
 	rest := append(built, ns[ni+1:]...)
 	out := append(l.nodes[:l.first+ni:l.first+ni], rest...)
-	clear(l.nodes[len(out):])
+	if len(out) < len(l.nodes) {
+		// Fewer nodes: drop the stale pointers past the new end.
+		clear(l.nodes[len(out):])
+	}
 	l.nodes = out
 	if len(l.nodes) == l.first {
 		l.nodes, l.first = l.nodes[:0], 0
