@@ -50,7 +50,9 @@ func init() {
 }
 
 func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	// Redis lets a script hold about 8000 values on its stack (unpack of a
+	// 7999-element table is in its tests): the registry grows on demand.
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistryMaxSize: 1 << 20, RegistryGrowStep: 1024})
 	vm := &luaVM{L: L, st: st, fnMode: fnMode}
 	for _, lib := range []struct {
 		name string

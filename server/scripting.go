@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -319,7 +320,7 @@ func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readO
 	L := vm.L
 	var err error
 	threshold := time.Duration(st.srv.cfg.busyThreshold.Load()) * time.Millisecond
-	st.srv.whileHeld(c, threshold, func() { err = L.PCall(nargs, 1, vm.handler) })
+	st.srv.whileHeld(c, threshold, func() { err = pcallGuarded(L, nargs, vm.handler) })
 	st.busySince.Store(0)
 	st.mu.Lock()
 	st.running.Store(nil)
@@ -521,4 +522,17 @@ func (s *Server) abortScripts() {
 	} else if !run.eval && st.fnVM != nil {
 		st.fnVM.cancel()
 	}
+}
+
+// pcallGuarded is L.PCall, with a last guard: gopher-lua can panic past
+// PCall (a registry overflow inside the error handler, say); that must
+// become this script's error, not a crash of the whole server.
+func pcallGuarded(L *lua.LState, nargs int, handler *lua.LFunction) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+			L.SetTop(0)
+		}
+	}()
+	return L.PCall(nargs, 1, handler)
 }
