@@ -317,6 +317,11 @@ func fcallCommand(c *Client, args [][]byte, ro bool) {
 	L.Push(f.fn)
 	L.Push(stringsTable(L, args[3:3+numkeys]))
 	L.Push(stringsTable(L, args[3+numkeys:]))
+	// FUNCTION STATS shows the running command (published with the run).
+	st.run.cmd = st.run.cmd[:0]
+	for _, a := range args {
+		st.run.cmd = append(st.run.cmd, string(a))
+	}
 	st.execute(c, st.fnVM, f.name, false, ro || f.flags&sfNoWrites != 0, 2)
 }
 
@@ -609,7 +614,10 @@ func functionStatsCommand(c *Client, args [][]byte) {
 		c.w.BulkString("name")
 		c.w.BulkString(run.name)
 		c.w.BulkString("command")
-		c.w.Array(0)
+		c.w.Array(len(run.cmd))
+		for _, a := range run.cmd {
+			c.w.BulkString(a)
+		}
 		c.w.BulkString("duration_ms")
 		c.w.Int((nanotime() - since) / 1e6)
 	}

@@ -97,6 +97,7 @@ type scriptRun struct {
 	argv     [][]byte
 	argbuf   []byte
 	offs     []int
+	cmd      []string // the running FCALL's arguments (FUNCTION STATS)
 }
 
 // scriptingState is the server's scripting engine state (the Server
