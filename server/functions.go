@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc64"
 	"sort"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -123,9 +126,19 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 	fn.Env = vm.env
 	fs.loading = lib
 	L.Push(fn)
-	perr := L.PCall(0, 0, nil)
+	// Loading a library may not run longer than Redis's 500 ms
+	// (LOAD_TIMEOUT_MS): a load that loops forever must not hold the server.
+	ctx, cancel := context.WithTimeout(vm.ctx, loadTimeout)
+	L.SetContext(ctx)
+	perr := pcallLoad(L)
+	L.SetContext(vm.ctx)
+	timedOut := ctx.Err() == context.DeadlineExceeded
+	cancel()
 	fs.loading = nil
 	L.SetTop(0)
+	if timedOut {
+		return "", "Error registering functions: FUNCTION LOAD timeout"
+	}
 	if perr != nil {
 		msg := perr.Error()
 		if ae, ok := perr.(*lua.ApiError); ok {
@@ -678,4 +691,18 @@ func functionHelpCommand(c *Client, args [][]byte) {
 	for _, l := range lines {
 		c.w.Simple(l)
 	}
+}
+
+// loadTimeout bounds FUNCTION LOAD's run of a library's body.
+const loadTimeout = 500 * time.Millisecond
+
+// pcallLoad runs the library body on top of L's stack, turning a panic
+// out of the VM into an error (as pcallGuarded does for scripts).
+func pcallLoad(L *lua.LState) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return L.PCall(0, 0, nil)
 }
