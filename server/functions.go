@@ -130,7 +130,12 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 	// (LOAD_TIMEOUT_MS): a load that loops forever must not hold the server.
 	ctx, cancel := context.WithTimeout(vm.ctx, loadTimeout)
 	L.SetContext(ctx)
+	// math is not among the load run's globals in Redis 7.0 (nor are
+	// redis.call and friends: see notAtLoad).
+	mathLib := vm.globals.RawGetString("math")
+	vm.globals.RawSetString("math", lua.LNil)
 	perr := pcallLoad(L)
+	vm.globals.RawSetString("math", mathLib)
 	L.SetContext(vm.ctx)
 	timedOut := ctx.Err() == context.DeadlineExceeded
 	cancel()

@@ -176,6 +176,7 @@ func (vm *luaVM) redisLib() *lua.LTable {
 	set("setresp", func(L *lua.LState) int {
 		run := vm.st.cur
 		if run == nil {
+			vm.notAtLoad(L, "setresp")
 			raiseRedisError(L, "redis.setresp can only be called inside a script invocation")
 		}
 		if L.GetTop() != 1 {
@@ -190,6 +191,7 @@ func (vm *luaVM) redisLib() *lua.LTable {
 	})
 	set("set_repl", func(L *lua.LState) int {
 		if vm.st.cur == nil {
+			vm.notAtLoad(L, "set_repl")
 			raiseRedisError(L, "redis.set_repl can only be called inside a script invocation")
 		}
 		if L.GetTop() != 1 {
@@ -343,6 +345,11 @@ func (vm *luaVM) errHandler(L *lua.LState) int {
 func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 	run := vm.st.cur
 	if run == nil {
+		if raise {
+			vm.notAtLoad(L, "call")
+		} else {
+			vm.notAtLoad(L, "pcall")
+		}
 		raiseRedisError(L, "redis.call/pcall can only be called inside a script invocation")
 	}
 	n := L.GetTop()
@@ -626,4 +633,13 @@ func luaToInt(v lua.LNumber) int64 {
 		return math.MinInt64
 	}
 	return int64(f)
+}
+
+// notAtLoad raises Redis 7.0's error for a name that a library's body may
+// not use while FUNCTION LOAD runs it (the load-time redis table has only
+// register_function, log and the constants).
+func (vm *luaVM) notAtLoad(L *lua.LState, name string) {
+	if vm.st.fn.loading != nil {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
+	}
 }
