@@ -61,13 +61,14 @@ type Client struct {
 	qbuf    []byte // unconsumed input kept between reads (event loops)
 	pending []byte // output the socket did not take yet (event loops)
 
-	keyPos  []int
-	mark    int64 // nanotime at which the previous command of this batch ended
-	scratch []byte
-	tx      *txState // MULTI state, nil when not in a transaction
-	txSpare *txState // the last transaction's queue, reused by the next MULTI
-	inExec  bool     // running queued commands under the exclusive lock
-	blocked bool     // waiting on a blocking command: input is held, not parsed
+	keyPos     []int
+	mark       int64 // nanotime at which the previous command of this batch ended
+	scratch    []byte
+	tx         *txState // MULTI state, nil when not in a transaction
+	txSpare    *txState // the last transaction's queue, reused by the next MULTI
+	inExec     bool     // running queued commands under the exclusive lock
+	fromScript bool     // the client scripts run their redis.call commands through
+	blocked    bool     // waiting on a blocking command: input is held, not parsed
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the

@@ -120,9 +120,10 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		}
 	}
 
-	// A set has no order of its own: with STORE the result must still be
-	// deterministic, so it is sorted lexicographically.
-	if dontsort && kind == store.KindSet && storekey != nil {
+	// A set has no order of its own: with STORE, or called from a script,
+	// the result must still be deterministic, so it is sorted
+	// lexicographically (as Redis's sort.c does).
+	if dontsort && kind == store.KindSet && (storekey != nil || c.fromScript) {
 		dontsort = false
 		alpha = true
 		sortby = nil

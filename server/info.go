@@ -180,7 +180,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("used_memory_vm_eval:0")
 		f("used_memory_lua_human:0B")
 		f("used_memory_scripts_eval:0")
-		f("number_of_cached_scripts:0")
+		f("number_of_cached_scripts:%d", s.cachedScripts())
 		f("number_of_functions:0")
 		f("number_of_libraries:0")
 		f("used_memory_vm_functions:0")

@@ -305,7 +305,7 @@ func stringsTable(L *lua.LState, items [][]byte) *lua.LTable {
 // arguments after it) and writes its reply or error to c.
 func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readOnly bool, nargs int) {
 	if st.pc == nil {
-		st.pc = &Client{srv: st.srv, fd: -1, authed: true, addr: "", inExec: true}
+		st.pc = &Client{srv: st.srv, fd: -1, authed: true, addr: "", inExec: true, fromScript: true}
 		st.pc.w.OnError = st.srv.countError
 	}
 	pc := st.pc
@@ -536,4 +536,12 @@ func pcallGuarded(L *lua.LState, nargs int, handler *lua.LFunction) (err error) 
 		}
 	}()
 	return L.PCall(nargs, 1, handler)
+}
+
+// cachedScripts is the number of scripts in the EVAL cache (INFO memory).
+func (s *Server) cachedScripts() int {
+	st := &s.lua
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.scripts)
 }
