@@ -458,6 +458,18 @@ func (c *Client) countErrors() int { return c.w.Errors }
 
 // Helpers for handlers.
 
+// lookupKind returns key's live entry when it holds a value of kind (nil
+// when the key is missing). For another type it replies WRONGTYPE to w and
+// returns ok=false. Each family's typed lookup goes through it.
+func lookupKind(w *resp.Writer, db *store.DB, key []byte, kind store.Kind) (e *store.Entry, ok bool) {
+	e = db.Lookup(key)
+	if e != nil && e.Kind() != kind {
+		w.Error(errWrongType)
+		return nil, false
+	}
+	return e, true
+}
+
 func (c *Client) wrongType() { c.w.Error(errWrongType) }
 
 // intArg parses an integer argument, replying with Redis's error if invalid.

@@ -45,13 +45,9 @@ func hashSetEncoding(e *store.Entry) (string, bool) {
 // lookupHash returns the hash at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
 func (c *Client) lookupHash(key []byte) (h *store.HashVal, ok bool) {
-	e := c.DB().Lookup(key)
+	e, ok := lookupKind(&c.w, c.DB(), key, store.KindHash)
 	if e == nil {
-		return nil, true
-	}
-	if e.Kind() != store.KindHash {
-		c.wrongType()
-		return nil, false
+		return nil, ok
 	}
 	return e.AsHash(), true
 }

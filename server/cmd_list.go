@@ -71,13 +71,9 @@ func listOf(e *store.Entry) *store.List { return (*store.List)(e.Object()) }
 // lookupList returns key's list (nil if missing), replying WRONGTYPE and
 // returning ok=false for another type.
 func lookupList(w *resp.Writer, db *store.DB, key []byte) (*store.List, bool) {
-	e := db.Lookup(key)
+	e, ok := lookupKind(w, db, key, store.KindList)
 	if e == nil {
-		return nil, true
-	}
-	if e.Kind() != store.KindList {
-		w.Error(errWrongType)
-		return nil, false
+		return nil, ok
 	}
 	return listOf(e), true
 }

@@ -57,13 +57,9 @@ func numkeysAt1Keys(args [][]byte) []int {
 // lookupSet returns the set at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
 func (c *Client) lookupSet(key []byte) (s *store.SetVal, e *store.Entry, ok bool) {
-	e = c.DB().Lookup(key)
+	e, ok = lookupKind(&c.w, c.DB(), key, store.KindSet)
 	if e == nil {
-		return nil, nil, true
-	}
-	if e.Kind() != store.KindSet {
-		c.wrongType()
-		return nil, nil, false
+		return nil, nil, ok
 	}
 	return e.AsSet(), e, true
 }

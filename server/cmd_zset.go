@@ -66,13 +66,9 @@ var zsetSetMembers func(e *store.Entry, fn func(member []byte))
 func zsetOf(e *store.Entry) *store.ZSet { return (*store.ZSet)(e.Object()) }
 
 func lookupZset(w *resp.Writer, db *store.DB, key []byte) (*store.ZSet, bool) {
-	e := db.Lookup(key)
+	e, ok := lookupKind(w, db, key, store.KindZSet)
 	if e == nil {
-		return nil, true
-	}
-	if e.Kind() != store.KindZSet {
-		w.Error(errWrongType)
-		return nil, false
+		return nil, ok
 	}
 	return zsetOf(e), true
 }
