@@ -549,30 +549,65 @@ func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
 
 // whileHeld runs fn (a script) on the loop's goroutine; if fn takes longer
 // than after, a stand-in serves the loop's other clients until it ends.
-// For clients of the goroutine driver it just runs fn.
+// The check is done by one watchdog goroutine (every 10 ms), so a script
+// call costs a mutex and a clock read, not a timer and channels. For
+// clients of the goroutine driver it just runs fn.
 func (s *Server) whileHeld(caller *Client, after time.Duration, fn func()) {
 	if caller.slot >= len(s.loops) || after <= 0 {
 		fn()
 		return
 	}
-	l := s.loops[caller.slot]
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	timer := time.AfterFunc(after, func() {
-		defer close(done)
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		l.standIn(caller, stop)
-	})
+	h := &s.held
+	h.once.Do(func() { go s.heldWatchdog() })
+	h.mu.Lock()
+	h.caller, h.since, h.after = caller, time.Now(), after
+	h.mu.Unlock()
 	fn()
-	close(stop)
-	if timer.Stop() {
-		return // the stand-in never started
+	h.mu.Lock()
+	stop, done := h.stop, h.done
+	h.caller, h.stop, h.done = nil, nil, nil
+	h.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
 	}
-	<-done
+}
+
+// heldState is the script whileHeld is running, watched by heldWatchdog.
+type heldState struct {
+	once   sync.Once
+	mu     sync.Mutex
+	caller *Client
+	since  time.Time
+	after  time.Duration
+	stop   chan struct{} // non-nil once a stand-in serves the caller's loop
+	done   chan struct{}
+}
+
+// heldWatchdog starts a stand-in for the loop of a script that has run
+// past its threshold.
+func (s *Server) heldWatchdog() {
+	h := &s.held
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopCh:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		if c := h.caller; c != nil && h.stop == nil && time.Since(h.since) >= h.after {
+			stop, done := make(chan struct{}), make(chan struct{})
+			h.stop, h.done = stop, done
+			l := s.loops[c.slot]
+			go func() {
+				defer close(done)
+				l.standIn(c, stop)
+			}()
+		}
+		h.mu.Unlock()
+	}
 }
 
 // heldByScript reports whether a stand-in is serving the loop (its own

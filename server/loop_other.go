@@ -18,6 +18,9 @@ func (l *loop) wake()                                 {}
 func (l *loop) post(fn func())                        { fn() }
 func (s *Server) startLoops(lns []net.Listener) error { return nil }
 
+// heldState is unused without event loops.
+type heldState struct{}
+
 // whileHeld runs fn: without event loops every client has its own goroutine.
 func (s *Server) whileHeld(caller *Client, after time.Duration, fn func()) { fn() }
 

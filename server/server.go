@@ -56,6 +56,7 @@ type Server struct {
 	pubsub   pubsubRegistry
 	monitors monitorRegistry
 	lua      scriptingState // Lua scripting and functions (scripting.go)
+	held     heldState      // a script holding its event loop (whileHeld)
 
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
