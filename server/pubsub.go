@@ -219,7 +219,9 @@ func (s *Server) publish(from *Client, channel, msg []byte, shard bool) int {
 	}
 	var enc [2][]byte // encoded message per protocol (RESP2, RESP3)
 	encode := func(proto int, kind string, pattern []byte) []byte {
-		w := resp.Writer{Proto: proto}
+		// One allocation of the message's final size (header, kind,
+		// pattern, channel and payload with their length prefixes).
+		w := resp.Writer{Proto: proto, Buf: make([]byte, 0, len(pattern)+len(channel)+len(msg)+64)}
 		pushMessage(&w, kind, pattern, channel, msg)
 		return w.Buf
 	}
@@ -250,6 +252,9 @@ func (s *Server) publish(from *Client, channel, msg []byte, shard bool) int {
 		}
 		send(c, enc[i])
 		n++
+	}
+	if len(r.patterns) == 0 {
+		return n
 	}
 	for pat, set := range r.patterns {
 		if !store.Match([]byte(pat), channel, false) {
