@@ -9,7 +9,10 @@ import (
 // commanddocs.json is generated from Redis 7.0.15's src/commands/*.json:
 // for every command (subcommands as "parent|sub") the documentation COMMAND
 // DOCS shows, and the flags, ACL categories, tips, legacy key range and key
-// specifications COMMAND INFO shows, already in Redis's reply order.
+// specifications COMMAND INFO shows, already in Redis's reply order. It is
+// data describing Redis's public command interface (Redis 7.0 is
+// BSD-3-Clause licensed, Copyright (c) Salvatore Sanfilippo and Redis Ltd.);
+// no Redis code is used.
 //
 //go:embed commanddocs.json
 var commandDocsJSON []byte
