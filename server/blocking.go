@@ -318,3 +318,17 @@ func unblockClient(srv *Server, id int64, withError bool) bool {
 
 // blockedClients returns the number of blocked clients (INFO clients).
 func (s *Server) blockedClients() int64 { return s.blocking.count.Load() }
+
+// readyEntry is the first step of every waiter's retry: the key's entry if
+// it now holds a value of kind; otherwise ok is false and res says what to
+// do (serveStop: the key is gone, serveSkip: it holds another type).
+func readyEntry(db *store.DB, key []byte, kind store.Kind) (e *store.Entry, res serveResult, ok bool) {
+	e = db.Lookup(key)
+	if e == nil {
+		return nil, serveStop, false
+	}
+	if e.Kind() != kind {
+		return nil, serveSkip, false
+	}
+	return e, serveDone, true
+}

@@ -458,6 +458,32 @@ func (c *Client) countErrors() int { return c.w.Errors }
 
 // Helpers for handlers.
 
+// removeMembers is HDEL and SREM: it removes members with remove until the
+// collection is empty (then the key is deleted), signals the change and
+// the keyspace events (event, then "del" when the key went away) and
+// replies with how many were removed.
+func (c *Client) removeMembers(key []byte, members [][]byte, remove func([]byte) bool, size func() int, class int64, event string) {
+	deleted, removed := 0, false
+	for _, m := range members {
+		if remove(m) {
+			deleted++
+			if size() == 0 {
+				c.DB().Delete(key)
+				removed = true
+				break
+			}
+		}
+	}
+	if deleted > 0 {
+		c.DB().Modified(key)
+		c.notify(class, event, key)
+		if removed {
+			c.notify(NotifyGeneric, "del", key)
+		}
+	}
+	c.w.Int(int64(deleted))
+}
+
 // lookupKind returns key's live entry when it holds a value of kind (nil
 // when the key is missing). For another type it replies WRONGTYPE to w and
 // returns ok=false. Each family's typed lookup goes through it.

@@ -163,25 +163,7 @@ func hdelCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	deleted, removed := 0, false
-	for _, f := range args[2:] {
-		if h.Delete(f) {
-			deleted++
-			if h.Len() == 0 {
-				c.DB().Delete(key)
-				removed = true
-				break
-			}
-		}
-	}
-	if deleted > 0 {
-		c.DB().Modified(key)
-		c.notify(NotifyHash, "hdel", key)
-		if removed {
-			c.notify(NotifyGeneric, "del", key)
-		}
-	}
-	c.w.Int(int64(deleted))
+	c.removeMembers(key, args[2:], h.Delete, h.Len, NotifyHash, "hdel")
 }
 
 func hlenCommand(c *Client, args [][]byte) {

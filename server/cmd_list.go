@@ -707,12 +707,9 @@ func blockingListPop(c *Client, keys [][]byte, front bool, count int64, deadline
 		return
 	}
 	c.blockOn(keys, blockList, deadline, func(w *resp.Writer, db *store.DB, key []byte) serveResult {
-		e := db.Lookup(key)
-		if e == nil {
-			return serveStop
-		}
-		if e.Kind() != store.KindList {
-			return serveSkip
+		e, res, ok := readyEntry(db, key, store.KindList)
+		if !ok {
+			return res
 		}
 		serveListPop(c, w, db, key, listOf(e), front, count)
 		return serveDone
@@ -780,12 +777,9 @@ func blmoveGeneric(c *Client, args [][]byte, from, to bool, deadline int64) {
 	}
 	keys := copyArgs(args[1:3])
 	c.blockOn(keys[:1], blockList, deadline, func(w *resp.Writer, db *store.DB, key []byte) serveResult {
-		e := db.Lookup(key)
-		if e == nil {
-			return serveStop
-		}
-		if e.Kind() != store.KindList {
-			return serveSkip
+		e, res, ok := readyEntry(db, key, store.KindList)
+		if !ok {
+			return res
 		}
 		lmoveOnce(c, w, db, key, keys[1], listOf(e), from, to)
 		return serveDone

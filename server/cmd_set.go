@@ -101,25 +101,7 @@ func sremCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	deleted, removed := 0, false
-	for _, m := range args[2:] {
-		if s.Remove(m) {
-			deleted++
-			if s.Len() == 0 {
-				c.DB().Delete(key)
-				removed = true
-				break
-			}
-		}
-	}
-	if deleted > 0 {
-		c.DB().Modified(key)
-		c.notify(NotifySet, "srem", key)
-		if removed {
-			c.notify(NotifyGeneric, "del", key)
-		}
-	}
-	c.w.Int(int64(deleted))
+	c.removeMembers(key, args[2:], s.Remove, s.Len, NotifySet, "srem")
 }
 
 func smoveCommand(c *Client, args [][]byte) {

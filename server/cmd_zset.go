@@ -751,7 +751,12 @@ func zcountCommand(c *Client, args [][]byte) {
 		c.w.Error(errMinMaxFloat)
 		return
 	}
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	zcountIn(c, args[1], &r)
+}
+
+// zcountIn replies with how many members of key's sorted set fall in r.
+func zcountIn(c *Client, key []byte, r interface{ ranks(*store.ZSet) (int, int) }) {
+	z, ok := lookupZset(&c.w, c.DB(), key)
 	if !ok {
 		return
 	}
@@ -769,16 +774,7 @@ func zlexcountCommand(c *Client, args [][]byte) {
 		c.w.Error(errMinMaxLex)
 		return
 	}
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
-	if !ok {
-		return
-	}
-	if z == nil {
-		c.w.Int(0)
-		return
-	}
-	lo, hi := r.ranks(z)
-	c.w.Int(int64(hi - lo))
+	zcountIn(c, args[1], &r)
 }
 
 func zremrangeGeneric(c *Client, args [][]byte, rangeType int) {
@@ -981,12 +977,9 @@ func blockingZpop(c *Client, keys [][]byte, max bool, count int64, nested bool, 
 		return
 	}
 	c.blockOn(keys, blockZset, deadline, func(w *resp.Writer, db *store.DB, key []byte) serveResult {
-		e := db.Lookup(key)
-		if e == nil {
-			return serveStop
-		}
-		if e.Kind() != store.KindZSet {
-			return serveSkip
+		_, res, ok := readyEntry(db, key, store.KindZSet)
+		if !ok {
+			return res
 		}
 		zpop(c, w, db, [][]byte{key}, max, true, count, nested, nested)
 		return serveDone
