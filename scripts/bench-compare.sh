@@ -21,6 +21,14 @@
 #   --mem-only   only the memory comparison
 #   --scale F    multiply request counts by F (e.g. 0.25 for a quick look)
 #   --keys N     keys for the memory comparison (default 1000000)
+#   --clients N  redis-benchmark connections (default 50, the issue's -c 50)
+#   --threads N  redis-benchmark --threads N (many-core machines: one
+#                benchmark thread cannot load a multi-loop server)
+#   --server-cpus LIST, --client-cpus LIST
+#                pin the servers and redis-benchmark with taskset -c LIST
+#   --sluice-bin PATH  run this sluice-server binary instead of building one
+#                (machines without Go: build it with CGO_ENABLED=0 elsewhere)
+#   --redis-args "ARGS"  extra redis-server arguments, e.g. "--io-threads 4"
 # The machine's noise shows in the numbers: compare ratios from the same run.
 set -euo pipefail
 
@@ -29,6 +37,12 @@ SCALE=1
 THROUGHPUT=1
 MEM=0
 KEYS=1000000
+CLIENTS=50
+BTHREADS=
+SERVER_CPUS=
+CLIENT_CPUS=
+SLUICE_BIN=
+REDIS_ARGS=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
@@ -37,6 +51,12 @@ while [ $# -gt 0 ]; do
 	--scale=*) SCALE=${1#*=}; shift ;;
 	--keys) KEYS=$2; shift 2 ;;
 	--keys=*) KEYS=${1#*=}; shift ;;
+	--clients) CLIENTS=$2; shift 2 ;;
+	--threads) BTHREADS=$2; shift 2 ;;
+	--server-cpus) SERVER_CPUS=$2; shift 2 ;;
+	--client-cpus) CLIENT_CPUS=$2; shift 2 ;;
+	--sluice-bin) SLUICE_BIN=$2; shift 2 ;;
+	--redis-args) REDIS_ARGS=$2; shift 2 ;;
 	--mem) MEM=1; shift ;;
 	--mem-only) MEM=1; THROUGHPUT=0; shift ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -45,7 +65,10 @@ while [ $# -gt 0 ]; do
 done
 case "$ROUNDS" in ''|*[!0-9]*|0) echo "--rounds must be a positive integer" >&2; exit 2 ;; esac
 
-for tool in redis-server redis-benchmark redis-cli go awk timeout; do
+NEED=(redis-server redis-benchmark redis-cli awk timeout)
+[ -z "$SLUICE_BIN" ] && NEED+=(go)
+{ [ -n "$SERVER_CPUS" ] || [ -n "$CLIENT_CPUS" ]; } && NEED+=(taskset)
+for tool in "${NEED[@]}"; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "bench-compare: $tool not found in PATH (apt-get install redis-server redis-tools)" >&2
 		exit 1
@@ -74,8 +97,21 @@ trap 'exit 130' INT TERM
 
 HZ=$(getconf CLK_TCK)
 
-echo "building bin/sluice-server..." >&2
-(cd "$ROOT" && go build -o bin/sluice-server ./cmd/sluice-server)
+if [ -z "$SLUICE_BIN" ]; then
+	echo "building bin/sluice-server..." >&2
+	(cd "$ROOT" && go build -o bin/sluice-server ./cmd/sluice-server)
+	SLUICE_BIN=$ROOT/bin/sluice-server
+fi
+# on_cpus LIST cmd...: execs cmd, pinned to LIST when LIST is set. Only
+# call it in a subshell (a background job or a command substitution): the
+# exec keeps $! the server's own PID, for the CPU and RSS figures.
+on_cpus() {
+	local cpus=$1
+	shift
+	if [ -n "$cpus" ]; then exec taskset -c "$cpus" "$@"; else exec "$@"; fi
+}
+BENCH_EXTRA=()
+[ -n "$BTHREADS" ] && BENCH_EXTRA+=(--threads "$BTHREADS")
 
 # free_port prints a TCP port nothing listens on.
 free_port() {
@@ -115,9 +151,10 @@ start_server() {
 	port=$(free_port)
 	local common=(--port "$port" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/$name.log")
 	if [ "$name" = redis ]; then
-		redis-server "${common[@]}" --protected-mode no --dir "$WORK" &
+		# shellcheck disable=SC2086 # REDIS_ARGS is a word list
+		on_cpus "$SERVER_CPUS" redis-server "${common[@]}" --protected-mode no --dir "$WORK" $REDIS_ARGS &
 	else
-		"$ROOT/bin/sluice-server" "${common[@]}" --dir "$WORK" &
+		on_cpus "$SERVER_CPUS" "$SLUICE_BIN" "${common[@]}" --dir "$WORK" &
 	fi
 	pid=$!
 	PIDS+=("$pid")
@@ -148,7 +185,7 @@ run_one() { # suite server port pid round requests-per-test benchmark-args...
 	shift 6
 	local before after out ntests
 	before=$(cpu_ticks "$pid")
-	if ! out=$(timeout 900 redis-benchmark -h 127.0.0.1 -p "$port" --csv -n "$n" "$@" 2>"$WORK/bench.err"); then
+	if ! out=$(on_cpus "$CLIENT_CPUS" timeout 900 redis-benchmark -h 127.0.0.1 -p "$port" --csv -n "$n" "${BENCH_EXTRA[@]}" "$@" 2>"$WORK/bench.err"); then
 		echo "redis-benchmark failed against $server ($suite):" >&2
 		cat "$WORK/bench.err" >&2
 		exit 1
@@ -176,9 +213,9 @@ if [ "$THROUGHPUT" = 1 ]; then
 	N1=$(scaled 200000)
 	N16=$(scaled 2000000)
 	SUITES=(
-		"set/get P1|$N1|-c 50 -t set,get -r 100000 -P 1"
-		"set/get P16|$N16|-c 50 -t set,get -r 100000 -P 16"
-		"set/get 1KB|$N1|-c 50 -t set,get -r 100000 -d 1024"
+		"set/get P1|$N1|-c $CLIENTS -t set,get -r 100000 -P 1"
+		"set/get P16|$N16|-c $CLIENTS -t set,get -r 100000 -P 16"
+		"set/get 1KB|$N1|-c $CLIENTS -t set,get -r 100000 -d 1024"
 	)
 	for round in $(seq 1 "$ROUNDS"); do
 		for s in "${SUITES[@]}"; do
@@ -193,7 +230,7 @@ if [ "$THROUGHPUT" = 1 ]; then
 	stop_server "$REDIS_PID"
 
 	echo
-	echo "### Throughput (median of $ROUNDS round(s), redis-benchmark $(redis-benchmark --version | awk '{print $2}'), $(nproc) CPUs)"
+	echo "### Throughput (median of $ROUNDS round(s), redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS})"
 	echo
 	echo "| suite | test | redis rps | sluice rps | sluice/redis | redis p99 ms | sluice p99 ms | sluice/redis p99 |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|"
@@ -263,7 +300,7 @@ if [ "$MEM" = 1 ]; then
 		if [ "$name" = redis ]; then port=$REDIS_PORT pid=$REDIS_PID; else port=$SLUICE_PORT pid=$SLUICE_PID; fi
 		before=$(rss_kb "$pid")
 		t0=$(date +%s.%N)
-		out=$(timeout 600 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" 2>&1)
+		out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" 2>&1)
 		t1=$(date +%s.%N)
 		if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
 			echo "loading $name failed: $out" >&2
