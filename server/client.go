@@ -452,6 +452,16 @@ func (c *Client) heldLoop() bool {
 	return c.slot < len(c.srv.loops) && c.srv.loops[c.slot].heldByScript()
 }
 
+// errorNoStats replies with an error that was already counted in INFO
+// errorstats (a script passing on the error of a command it called): the
+// command still counts as failed, but the error is not counted again.
+func (c *Client) errorNoStats(msg string) {
+	hook := c.w.OnError
+	c.w.OnError = nil
+	c.w.Error(msg)
+	c.w.OnError = hook
+}
+
 // countErrors is a cheap way to see if a command replied with an error:
 // the count of error replies the writer has produced.
 func (c *Client) countErrors() int { return c.w.Errors }

@@ -361,6 +361,10 @@ func writeScriptError(c *Client, obj lua.LValue, name string, killed bool) {
 	if src != lua.LNil && line != lua.LNil {
 		msg += " script: " + name + ", on " + lua.LVAsString(src) + ":" + lua.LVAsString(line) + "."
 	}
+	if !killed && errorCounted(t) {
+		c.errorNoStats(msg)
+		return
+	}
 	c.w.Error(msg)
 }
 
