@@ -406,7 +406,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.lastCmd.Store(cmd)
 	if c.srv.monitors.n.Load() > 0 && monitored(cmd) {
-		c.srv.feedMonitors(c, c.dbi, args, false)
+		c.srv.feedMonitors(c, c.dbi, args, c.fromScript)
 	}
 	end := nanotime()
 	ns := end - start

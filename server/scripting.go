@@ -210,6 +210,9 @@ func (st *scriptingState) createScript(c *Client, body []byte) (string, *evalScr
 }
 
 func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
+	// Scripts are skip_monitor: they feed monitors themselves, before the
+	// commands they run, as Redis's evalCommand.
+	c.srv.feedMonitors(c, c.dbi, args, false)
 	st := c.srv.scripting()
 	numkeys, ok := resp.ParseInt(args[2])
 	if !ok {
