@@ -63,6 +63,7 @@ type Client struct {
 
 	keyPos     []int
 	mark       int64 // nanotime at which the previous command of this batch ended
+	errBase    int   // error replies written before the command being timed ended
 	scratch    []byte
 	tx         *txState // MULTI state, nil when not in a transaction
 	txSpare    *txState // the last transaction's queue, reused by the next MULTI
@@ -363,7 +364,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	if start == 0 {
 		start = nanotime()
 	}
-	errs := c.countErrors()
+	c.errBase = c.countErrors()
 	switch {
 	case c.inExec || cmd.flags&flagNoLock != 0:
 		cmd.Fn(c, args)
@@ -411,7 +412,12 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	end := nanotime()
 	ns := end - start
 	c.mark = end
-	c.srv.stats[c.slot].record(cmd, ns, errs != c.countErrors())
+	// Errors since errBase: for EXEC, the commands it ran moved errBase
+	// past their own errors, so only EXEC's own (EXECABORT...) count, as
+	// Redis's incrCommandStatsOnError.
+	errs := c.countErrors()
+	c.srv.stats[c.slot].record(cmd, ns, errs != c.errBase)
+	c.errBase = errs
 	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
 		c.RecordSlow(args, ns/1000)
 	}
