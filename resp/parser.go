@@ -29,6 +29,10 @@ var (
 	ErrUnauthBulk      = &ProtocolError{"ERR Protocol error: unauthenticated bulk length"}
 )
 
+// maxKeptArgs is the argument count up to which a parser keeps its
+// argument arrays for the next command.
+const maxKeptArgs = 4096
+
 // ErrIncomplete is returned by Next when the buffer holds no complete command.
 var ErrIncomplete = errors.New("incomplete command")
 
@@ -111,6 +115,12 @@ func (p *Parser) Next(buf []byte) (n int, args [][]byte, err error) {
 		p.pos = nl + 2
 		p.bulk = -1
 		p.offs = p.offs[:0]
+		if cap(p.args) > maxKeptArgs {
+			// A huge command grew the argument arrays: drop them rather
+			// than keep them (and, through their stale slices, the query
+			// buffer they pointed into) for the connection's lifetime.
+			p.args, p.offs = nil, nil
+		}
 	}
 	maxBulk := p.MaxBulkLen
 	if maxBulk <= 0 {

@@ -63,6 +63,7 @@ type Client struct {
 
 	keyPos     []int
 	mark       int64 // nanotime at which the previous command of this batch ended
+	errBase    int   // error replies written before the command being timed ended
 	scratch    []byte
 	tx         *txState // MULTI state, nil when not in a transaction
 	txSpare    *txState // the last transaction's queue, reused by the next MULTI
@@ -363,7 +364,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	if start == 0 {
 		start = nanotime()
 	}
-	errs := c.countErrors()
+	c.errBase = c.countErrors()
 	switch {
 	case c.inExec || cmd.flags&flagNoLock != 0:
 		cmd.Fn(c, args)
@@ -406,12 +407,17 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.lastCmd.Store(cmd)
 	if c.srv.monitors.n.Load() > 0 && monitored(cmd) {
-		c.srv.feedMonitors(c, c.dbi, args, false)
+		c.srv.feedMonitors(c, c.dbi, args, c.fromScript)
 	}
 	end := nanotime()
 	ns := end - start
 	c.mark = end
-	c.srv.stats[c.slot].record(cmd, ns, errs != c.countErrors())
+	// Errors since errBase: for EXEC, the commands it ran moved errBase
+	// past their own errors, so only EXEC's own (EXECABORT...) count, as
+	// Redis's incrCommandStatsOnError.
+	errs := c.countErrors()
+	c.srv.stats[c.slot].record(cmd, ns, errs != c.errBase)
+	c.errBase = errs
 	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
 		c.RecordSlow(args, ns/1000)
 	}
@@ -450,6 +456,16 @@ func (c *Client) lockOrBusy(cmd *Command) bool {
 // heldLoop reports whether c's event loop is being served by a stand-in.
 func (c *Client) heldLoop() bool {
 	return c.slot < len(c.srv.loops) && c.srv.loops[c.slot].heldByScript()
+}
+
+// errorNoStats replies with an error that was already counted in INFO
+// errorstats (a script passing on the error of a command it called): the
+// command still counts as failed, but the error is not counted again.
+func (c *Client) errorNoStats(msg string) {
+	hook := c.w.OnError
+	c.w.OnError = nil
+	c.w.Error(msg)
+	c.w.OnError = hook
 }
 
 // countErrors is a cheap way to see if a command replied with an error:

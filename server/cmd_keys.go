@@ -129,12 +129,21 @@ func (c *Client) intArg32(b []byte, msg string) (int, bool) {
 
 func delCommand(c *Client, args [][]byte) {
 	db := c.DB()
-	n := int64(0)
+	n, freed := int64(0), int64(0)
 	for _, k := range args[1:] {
+		e := db.PeekRaw(k)
+		if e == nil {
+			continue
+		}
+		size := freedSize(e)
 		if db.Delete(k) {
 			c.notify(NotifyGeneric, "del", k)
 			n++
+			freed += size
 		}
+	}
+	if freed >= bigFree {
+		collectSoon()
 	}
 	c.w.Int(n)
 }
@@ -592,6 +601,9 @@ func flushdbCommand(c *Client, args [][]byte) {
 	if !flushArgs(c, args) {
 		return
 	}
+	if c.DB().Size() > 0 {
+		collectSoon()
+	}
 	c.DB().Flush()
 	c.DB().DropScanSnapshots()
 	c.w.OK()
@@ -603,6 +615,9 @@ func flushallCommand(c *Client, args [][]byte) {
 	}
 	ks := c.srv.ks
 	for i := 0; i < ks.NumDBs(); i++ {
+		if ks.DB(i).Size() > 0 {
+			collectSoon()
+		}
 		ks.DB(i).Flush()
 		ks.DB(i).DropScanSnapshots()
 	}

@@ -692,12 +692,15 @@ func commandGetKeys(c *Client, args [][]byte, withFlags bool) {
 		return
 	}
 	c.w.Array(len(valid))
+	specs := keySpecsOf(cmd, redisDoc(cmd.Name))
 	flags := []string{"RW", "access", "update"}
 	if cmd.hasFlag("readonly") {
 		flags = []string{"RO", "access"}
 	}
-	if ks := keySpecsOf(cmd, redisDoc(cmd.Name)); len(ks) > 0 {
-		flags = ks[0].Flags
+	var specFlags [][]string
+	if withFlags && len(specs) > 0 {
+		flags = specs[0].Flags
+		specFlags = keySpecFlags(specs, cargs, valid)
 	}
 	switch cmd.Name {
 	case "set":
@@ -712,22 +715,123 @@ func commandGetKeys(c *Client, args [][]byte, withFlags bool) {
 		flags = []string{"RO", "access"}
 		for _, a := range cargs[2:] {
 			if eq(a, "set") || eq(a, "incrby") {
-				flags = []string{"RW", "update"}
+				flags = []string{"RW", "access", "update"}
 			}
 		}
 	}
-	for _, p := range valid {
+	for i, p := range valid {
 		if !withFlags {
 			c.w.Bulk(cargs[p])
 			continue
 		}
+		fl := flags
+		if specFlags != nil && specFlags[i] != nil && cmd.Name != "set" && cmd.Name != "bitfield" {
+			fl = specFlags[i]
+		}
 		c.w.Array(2)
 		c.w.Bulk(cargs[p])
-		c.w.Set(len(flags))
-		for _, f := range flags {
+		c.w.Set(len(fl))
+		for _, f := range fl {
 			c.w.Simple(f)
 		}
 	}
+}
+
+// keySpecFlags returns, for each key position in pos, the flags of the
+// key specification that covers it, evaluated the way Redis walks key
+// specs (begin_search index/keyword, find_keys range/keynum). A position
+// that no concrete spec covers (one found by a command's own key
+// function, as SORT's STORE key) takes the flags of the last spec whose
+// search is unknown or marked incomplete; nil when there is none.
+func keySpecFlags(specs []docKeySpec, argv [][]byte, pos []int) [][]string {
+	argc := len(argv)
+	at := make(map[int][]string)
+	var fallback []string
+	for _, ks := range specs {
+		incomplete := false
+		for _, f := range ks.Flags {
+			if f == "incomplete" {
+				incomplete = true
+			}
+		}
+		if incomplete || ks.BS.Type == "unknown" || ks.FK.Type == "unknown" {
+			fallback = ks.Flags
+		}
+		first := 0
+		switch ks.BS.Type {
+		case "index":
+			first = ks.BS.Index
+		case "keyword":
+			start, end := ks.BS.StartFrom, 1
+			if start > 0 {
+				end = argc - 1
+			} else {
+				start = argc + start
+			}
+			for i := start; i >= 1 && i < argc; {
+				if strings.EqualFold(string(argv[i]), ks.BS.Keyword) {
+					first = i + 1
+					break
+				}
+				if i == end {
+					break
+				}
+				if start <= end {
+					i++
+				} else {
+					i--
+				}
+			}
+			if first == 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		var last, step int
+		switch ks.FK.Type {
+		case "range":
+			step = ks.FK.B
+			switch {
+			case ks.FK.A >= 0:
+				last = first + ks.FK.A
+			case ks.FK.C == 0:
+				last = argc + ks.FK.A
+			default:
+				last = first + (argc-first)/ks.FK.C + ks.FK.A
+			}
+		case "keynum":
+			step = ks.FK.C
+			if first+ks.FK.A >= argc {
+				continue
+			}
+			n, err := strconv.Atoi(string(argv[first+ks.FK.A]))
+			if err != nil || n < 0 {
+				continue
+			}
+			first += ks.FK.B
+			last = first + n - 1
+		default:
+			continue
+		}
+		if step <= 0 || first >= argc || last >= argc || last < first {
+			continue
+		}
+		for i := first; i <= last; i += step {
+			if _, ok := at[i]; !ok {
+				at[i] = ks.Flags
+			}
+		}
+	}
+	out := make([][]string, len(pos))
+	for i, p := range pos {
+		if f, ok := at[p]; ok {
+			out[i] = f
+		} else {
+			out[i] = fallback
+		}
+	}
+	return out
 }
 
 // ---- SHUTDOWN ----

@@ -59,6 +59,7 @@ func TestMonitorVsRedis(t *testing.T) {
 	raddr := redistest.StartRedis(t)
 	_, saddr := redistest.StartSluice(t)
 	mask := regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\]`)
+	maskLua := regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) lua\]`)
 	run := func(addr string) []string {
 		mon := redistest.Dial(t, addr)
 		var out []string
@@ -82,6 +83,12 @@ func TestMonitorVsRedis(t *testing.T) {
 			{"AUTH", "a", "b"},
 			{"HELLO", "2", "AUTH", "u", "p"},
 			{"CLIENT", "LIST", "TYPE", "pubsub"},
+			// Scripts show before the commands they run, which show as "lua".
+			{"EVAL", "redis.call('set',KEYS[1],ARGV[1]) return redis.call('get',KEYS[1])", "1", "foo", "bar"},
+			{"EVAL", "return 1", "x"},
+			{"EVALSHA", "1234", "0"},
+			{"FUNCTION", "LOAD", "REPLACE", "#!lua name=montest\nredis.register_function('montest', function() return redis.call('set', 'foo', 'baz') end)"},
+			{"FCALL", "montest", "0"},
 			{"ECHO", "end"},
 		} {
 			if _, err := c.Do(cmd...); err != nil {
@@ -93,7 +100,7 @@ func TestMonitorVsRedis(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, mask.ReplaceAllString(r, "+T [$1 ADDR]"))
+			out = append(out, maskLua.ReplaceAllString(mask.ReplaceAllString(r, "+T [$1 ADDR]"), "+T [$1 lua]"))
 			if r[len(r)-7:] == "\"end\"\r\n" {
 				break
 			}

@@ -309,6 +309,7 @@ func luaStringish(v lua.LValue) (lua.LString, bool) {
 }
 
 func fcallCommand(c *Client, args [][]byte, ro bool) {
+	c.srv.feedMonitors(c, c.dbi, args, false) // before the commands it runs
 	st := c.srv.scripting()
 	fs := st.functions()
 	f := fs.funcs[string(args[1])]

@@ -354,7 +354,7 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 	}
 	n := L.GetTop()
 	if n == 0 {
-		return vm.callFailed(L, raise, "Please specify at least one argument for this redis lib call", false)
+		return vm.callFailed(L, raise, "Please specify at least one argument for this redis lib call", nil)
 	}
 	argv := run.argv[:0]
 	buf := run.argbuf[:0]
@@ -367,7 +367,7 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 		case lua.LNumber:
 			buf = resp.AppendDouble(buf, float64(v))
 		default:
-			return vm.callFailed(L, raise, "Lua redis lib command arguments must be strings or integers", false)
+			return vm.callFailed(L, raise, "Lua redis lib command arguments must be strings or integers", nil)
 		}
 		offs = append(offs, start, len(buf))
 	}
@@ -388,18 +388,19 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 		if cmd != nil {
 			msg = "Wrong number of args calling Redis command from script"
 		}
-		return vm.callFailed(L, raise, msg, true)
+		return vm.rejectCall(L, raise, msg, cmd)
 	}
 	if cmd.flags&flagNoScript != 0 {
-		return vm.callFailed(L, raise, "This Redis command is not allowed from script", true)
+		return vm.rejectCall(L, raise, "This Redis command is not allowed from script", cmd)
 	}
 	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
-		return vm.callFailed(L, raise, "Write commands are not allowed from read-only scripts.", true)
+		return vm.rejectCall(L, raise, "Write commands are not allowed from read-only scripts.", cmd)
 	}
 	if cmd.flags&flagWrite != 0 {
 		run.wrote = true
 	}
 	pc.w.Buf = pc.w.Buf[:0]
+	pc.mark = 0 // time each call on its own, not since the previous one
 	pc.call(cmd, argv)
 	if pc.blocked {
 		pc.blocked = false
@@ -425,10 +426,36 @@ func hasFlag(cmd *Command, f string) bool {
 	return false
 }
 
-func (vm *luaVM) callFailed(L *lua.LState, raise bool, msg string, counted bool) int {
-	t := errorTable(L, msg)
-	if counted {
+// rejectCall fails a redis.call/pcall whose command (nil when unknown) was
+// refused before running. As in Redis, the error counts once here, in
+// errorstats and the command's rejected_calls, and the table is marked so
+// that the script's reply does not count it again.
+func (vm *luaVM) rejectCall(L *lua.LState, raise bool, msg string, cmd *Command) int {
+	if cmd != nil {
+		s := &vm.st.srv.stats[vm.st.cur.pc.slot]
+		s.cmds[cmd.id].rejected.Add(1)
+	}
+	return vm.callFailed(L, raise, msg, func(t *lua.LTable) {
 		vm.st.srv.countError(t.RawGetString("err").String())
+		t.RawSetString(errNoStatsField, lua.LTrue)
+	})
+}
+
+// errNoStatsField marks an error table whose error was already counted in
+// the error statistics (by the command that replied with it), so that a
+// script returning or raising it does not count it twice. Scripts see it,
+// as in Redis.
+const errNoStatsField = "ignore_error_stats_update"
+
+// errorCounted reports whether the error table t carries errNoStatsField.
+func errorCounted(t *lua.LTable) bool {
+	return lua.LVAsBool(t.RawGetString(errNoStatsField))
+}
+
+func (vm *luaVM) callFailed(L *lua.LState, raise bool, msg string, mark func(*lua.LTable)) int {
+	t := errorTable(L, msg)
+	if mark != nil {
+		mark(t)
 	}
 	if raise {
 		L.Error(t, 0)
@@ -470,6 +497,7 @@ func (r *respReader) value(L *lua.LState) lua.LValue {
 	case '-':
 		tb := L.CreateTable(0, 2)
 		tb.RawSetString("err", lua.LString(l))
+		tb.RawSetString(errNoStatsField, lua.LTrue) // the command counted it
 		return tb
 	case ':':
 		n, _ := strconv.ParseInt(string(l), 10, 64)
@@ -567,7 +595,11 @@ func writeLuaReply(c *Client, v lua.LValue, resp3 bool, depth int) {
 			return
 		}
 		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			w.Error(string(e))
+			if errorCounted(v) {
+				c.errorNoStats(string(e))
+			} else {
+				w.Error(string(e))
+			}
 			return
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {

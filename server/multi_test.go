@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -175,5 +177,39 @@ func mustDo(t *testing.T, c *redistest.Conn, want string, args ...string) {
 	}
 	if got != want {
 		t.Fatalf("%v = %q, want %q", args, got, want)
+	}
+}
+
+// A command failing inside EXEC counts as failed itself; EXEC does not,
+// unless it replies with its own error (Redis's info.tcl errorstats test).
+func TestExecFailedCallStats(t *testing.T) {
+	results := map[string]string{}
+	_, saddr := redistest.StartSluice(t)
+	for name, addr := range map[string]string{"redis": redistest.StartRedis(t), "sluice": saddr} {
+		c := redistest.Dial(t, addr)
+		c.Do("CONFIG", "RESETSTAT")
+		for _, args := range [][]string{{"MULTI"}, {"SET", "a", "b"}, {"AUTH", "a"}, {"EXEC"}, {"EXEC"},
+			{"MULTI"}, {"INCR", "a"}, {"EXEC"}, {"MULTI"}, {"GET"}, {"EXEC"}} {
+			c.Do(args...)
+		}
+		raw, _ := c.Do("INFO", "commandstats")
+		var out []string
+		for _, line := range strings.Split(raw, "\r\n") {
+			if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_config") {
+				continue
+			}
+			name, v, _ := strings.Cut(line, ":")
+			for _, p := range strings.Split(v, ",") {
+				if !strings.HasPrefix(p, "usec") {
+					out = append(out, name+"."+p)
+				}
+			}
+		}
+		sort.Strings(out)
+		raw, _ = c.Do("INFO", "errorstats")
+		results[name] = strings.Join(out, " ") + " " + strings.ReplaceAll(raw[strings.Index(raw, "\n")+1:], "\r\n", " ")
+	}
+	if results["redis"] != results["sluice"] {
+		t.Errorf("redis:  %s\nsluice: %s", results["redis"], results["sluice"])
 	}
 }

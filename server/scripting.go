@@ -210,6 +210,9 @@ func (st *scriptingState) createScript(c *Client, body []byte) (string, *evalScr
 }
 
 func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
+	// Scripts are skip_monitor: they feed monitors themselves, before the
+	// commands they run, as Redis's evalCommand.
+	c.srv.feedMonitors(c, c.dbi, args, false)
 	st := c.srv.scripting()
 	numkeys, ok := resp.ParseInt(args[2])
 	if !ok {
@@ -360,6 +363,10 @@ func writeScriptError(c *Client, obj lua.LValue, name string, killed bool) {
 	src, line := t.RawGetString("source"), t.RawGetString("line")
 	if src != lua.LNil && line != lua.LNil {
 		msg += " script: " + name + ", on " + lua.LVAsString(src) + ":" + lua.LVAsString(line) + "."
+	}
+	if !killed && errorCounted(t) {
+		c.errorNoStats(msg)
+		return
 	}
 	c.w.Error(msg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -385,5 +386,67 @@ func TestScriptBusySingleLoop(t *testing.T) {
 	}
 	if r, _ := a.Do("SET", "x", "1"); r != "+OK\r\n" {
 		t.Fatalf("the script's client after kill: %q", r)
+	}
+}
+
+// Errors of commands a script calls count once in INFO errorstats (not
+// again when the script passes them on), commands refused from a script
+// count as rejected_calls, and each call is timed on its own.
+func TestScriptErrorStats(t *testing.T) {
+	results := map[string]string{}
+	for name, addr := range bothServers(t) {
+		c := redistest.Dial(t, addr)
+		c.Do("SET", "s", "abc")
+		c.Do("CONFIG", "RESETSTAT")
+		for _, args := range [][]string{
+			{"EVAL", "redis.call('incr',KEYS[1])", "1", "s"},
+			{"EVAL", "return redis.pcall('incr',KEYS[1])", "1", "s"},
+			{"EVAL", "return {1, redis.pcall('incr',KEYS[1])}", "1", "s"},
+			{"EVAL", "return tostring(redis.pcall('incr',KEYS[1]).ignore_error_stats_update)", "1", "s"},
+			{"EVAL", "redis.call('set',KEYS[1])", "1", "s"},
+			{"EVAL", "redis.call('nosuch')", "0"},
+			{"EVAL", "redis.call('eval','return 1', 0)", "0"},
+			{"EVAL_RO", "redis.call('set','a','b')", "1", "a"},
+			{"EVAL", "error('x')", "0"},
+			{"EVAL", "return redis.error_reply('MY err')", "0"},
+			{"EVAL", "redis.call()", "0"},
+			{"EVAL", "return redis.pcall()", "0"},
+		} {
+			c.Do(args...)
+		}
+		raw, _ := c.Do("INFO", "errorstats", "stats", "commandstats")
+		f := infoFields(t, raw)
+		var out []string
+		out = append(out, "total_error_replies="+f["stats"]["total_error_replies"])
+		for _, k := range []string{"errorstat_ERR", "errorstat_MY"} {
+			out = append(out, k+"="+f["errorstats"][k])
+		}
+		for _, k := range []string{"cmdstat_eval", "cmdstat_eval_ro", "cmdstat_incr", "cmdstat_set"} {
+			parts := strings.Split(f["commandstats"][k], ",")
+			for _, p := range parts {
+				if !strings.HasPrefix(p, "usec") {
+					out = append(out, k+"."+p)
+				}
+			}
+		}
+		results[name] = strings.Join(out, " ")
+		if name == "sluice" {
+			c.Do("CONFIG", "RESETSTAT")
+			c.Do("EVAL", "redis.call('set','x','1')", "0")
+			time.Sleep(300 * time.Millisecond)
+			c.Do("EVAL", "redis.call('incr','x')", "0")
+			raw, _ := c.Do("INFO", "commandstats")
+			st := infoFields(t, raw)["commandstats"]["cmdstat_incr"]
+			for _, p := range strings.Split(st, ",") {
+				if v, ok := strings.CutPrefix(p, "usec="); ok {
+					if n, _ := strconv.Atoi(v); n >= 200000 {
+						t.Errorf("INCR from a script timed from the previous script call: %s", st)
+					}
+				}
+			}
+		}
+	}
+	if results["redis"] != results["sluice"] {
+		t.Errorf("redis:  %s\nsluice: %s", results["redis"], results["sluice"])
 	}
 }

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicedb/sluice/store"
+)
+
+// bigFree is the estimated size of the values a DEL or UNLINK drops from
+// which the memory is collected in the background.
+const bigFree = 1 << 20
+
+// collectState: 0 idle, 1 a collection is scheduled or running, 2 another
+// one was asked for meanwhile.
+var collectState atomic.Int32
+
+// collectSoon runs a garbage collection in the background shortly after a
+// command dropped big values (UNLINK, DEL, FLUSHDB, FLUSHALL), the way
+// Redis's lazyfree thread frees them. Without it an idle server keeps
+// reporting the dropped values in INFO used_memory (live heap objects)
+// until some later allocation triggers a cycle; Redis's figure falls at
+// once. At most one collection a second.
+func collectSoon() {
+	for {
+		switch collectState.Load() {
+		case 0:
+			if !collectState.CompareAndSwap(0, 1) {
+				continue
+			}
+			go func() {
+				for {
+					time.Sleep(20 * time.Millisecond)
+					runtime.GC()
+					time.Sleep(time.Second)
+					if collectState.CompareAndSwap(1, 0) {
+						return
+					}
+					collectState.Store(1) // asked again meanwhile: once more
+				}
+			}()
+			return
+		case 1:
+			if collectState.CompareAndSwap(1, 2) {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// freedSize estimates the memory that deleting e releases: a string's
+// length, or some 64 bytes an element of a collection (0 for small
+// strings, the fast path). Only its order of magnitude matters.
+func freedSize(e *store.Entry) int64 {
+	var n int
+	switch e.Kind() {
+	case store.KindString:
+		if e.Len() < bigFree {
+			return 0
+		}
+		return int64(e.Len())
+	case store.KindList:
+		n = listOf(e).Len()
+	case store.KindZSet:
+		n = zsetOf(e).Len()
+	case store.KindSet:
+		n = e.AsSet().Len()
+	case store.KindHash:
+		n = e.AsHash().Len()
+	}
+	return int64(n) * 64
+}
