@@ -102,7 +102,9 @@ func Decode(p []byte) (*Value, error) {
 	if err := Verify(p); err != nil {
 		return nil, err
 	}
-	return DecodeObject(p[:len(p)-10])
+	// Like Redis, the object is read from the whole payload: a value that
+	// runs into the footer is read from the footer bytes.
+	return DecodeObject(p)
 }
 
 // DecodeObject decodes a serialized value without footer (type byte and
