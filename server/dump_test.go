@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/internal/redistest"
+	"github.com/sluicedb/sluice/rdb"
 )
 
 // DUMP/RESTORE against redis-server 7.0: payloads move both ways, and for
@@ -311,5 +312,90 @@ func TestRestoreEncodingLimits(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// ziplist builds a Redis ziplist of small entries (integers 0..12 as
+// immediates, other 16-bit integers as int16, strings up to 63 bytes).
+func ziplist(entries ...string) []byte {
+	var body []byte
+	prev, tail := 0, 10
+	for _, e := range entries {
+		tail = 10 + len(body)
+		ent := []byte{byte(prev)}
+		if v, err := strconv.Atoi(e); err == nil && strconv.Itoa(v) == e && v >= -32768 && v <= 32767 {
+			if v >= 0 && v <= 12 {
+				ent = append(ent, byte(0xF1+v))
+			} else {
+				ent = append(ent, 0xC0, byte(v), byte(v>>8))
+			}
+		} else {
+			ent = append(ent, byte(len(e)))
+			ent = append(ent, e...)
+		}
+		prev = len(ent)
+		body = append(body, ent...)
+	}
+	n := 10 + len(body) + 1
+	out := []byte{byte(n), byte(n >> 8), 0, 0, byte(tail), byte(tail >> 8), 0, 0, byte(len(entries)), 0}
+	out = append(out, body...)
+	return append(out, 0xFF)
+}
+
+// Payloads in the encodings older Redis versions wrote (ziplists, zipmaps,
+// plain lists, text-scored sorted sets) restore in Sluice as in Redis 7.0.
+func TestRestoreOldEncodingsWithRedis(t *testing.T) {
+	_, saddr := redistest.StartSluice(t)
+	raddr := redistest.StartRedis(t)
+	sl, rd := newClient(t, saddr), newClient(t, raddr)
+	ctx := context.Background()
+	blob := func(typ byte, b []byte) string { return string(rdb.Finish(rdb.AppendString([]byte{typ}, b))) }
+	var many []string
+	for i := range 140 {
+		many = append(many, "m"+strconv.Itoa(i), strconv.Itoa(i%20))
+	}
+	quicklist1 := []byte{rdb.TypeListQuicklist, 2}
+	quicklist1 = rdb.AppendString(quicklist1, ziplist("a", "b", "7"))
+	quicklist1 = rdb.AppendString(quicklist1, ziplist("1000", "c"))
+	plainList := rdb.AppendLen([]byte{rdb.TypeList}, 3)
+	for _, v := range []string{"x", "12", strings.Repeat("y", 30)} {
+		plainList = rdb.AppendString(plainList, []byte(v))
+	}
+	plainZSet := rdb.AppendLen([]byte{rdb.TypeZSet}, 4)
+	for _, ms := range [][2]string{{"a", "\x011"}, {"b", "\x032.5"}, {"c", "\xfe"}, {"d", "\xff"}} {
+		plainZSet = rdb.AppendString(plainZSet, []byte(ms[0]))
+		plainZSet = append(plainZSet, ms[1]...)
+	}
+	for _, tc := range []struct {
+		name    string
+		payload string
+	}{
+		{"list ziplist", blob(rdb.TypeListZiplist, ziplist("a", "5", "1000", "-3", "hello"))},
+		{"list quicklist v1", string(rdb.Finish(quicklist1))},
+		{"list plain", string(rdb.Finish(plainList))},
+		{"hash ziplist", blob(rdb.TypeHashZiplist, ziplist("f", "v", "1", "2"))},
+		{"hash ziplist too many", blob(rdb.TypeHashZiplist, ziplist(many...))},
+		{"hash zipmap", blob(rdb.TypeHashZipmap, []byte("\x02\x01f\x01\x00v\x03abc\x02\x01xyz\xff"))},
+		{"zset ziplist", blob(rdb.TypeZSetZiplist, ziplist("b", "-2", "a", "1", "c", "3.5"))},
+		{"zset ziplist too many", blob(rdb.TypeZSetZiplist, ziplist(many...))},
+		{"zset text scores", string(rdb.Finish(plainZSet))},
+		{"hash ziplist odd", blob(rdb.TypeHashZiplist, ziplist("f", "v", "g"))},
+		{"ziplist bad count", blob(rdb.TypeListZiplist, append(ziplist("a")[:8:8], append([]byte{2, 0}, ziplist("a")[10:]...)...))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var res []string
+			for _, c := range []*redis.Client{rd, sl} {
+				c.Del(ctx, "r")
+				err := c.Restore(ctx, "r", 0, tc.payload).Err()
+				if err != nil {
+					res = append(res, "error: "+err.Error())
+					continue
+				}
+				res = append(res, snapshot(t, c, "r"))
+			}
+			if res[0] != res[1] {
+				t.Errorf("redis %.300s\nsluice %.300s", res[0], res[1])
+			}
+		})
 	}
 }
