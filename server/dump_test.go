@@ -399,3 +399,61 @@ func TestRestoreOldEncodingsWithRedis(t *testing.T) {
 		})
 	}
 }
+
+// RESTORE's keyspace events and change counts (rdb_changes_since_last_save)
+// are redis-server's.
+func TestRestoreEventsAndDirty(t *testing.T) {
+	_, saddr := redistest.StartSluice(t)
+	raddr := redistest.StartRedis(t)
+	ctx := context.Background()
+	payload := "\x00\x03bar\n\x00\xe6\xbeI`\xeef\xfd\x17"
+	dirty := func(c *redis.Client) int {
+		info := c.Info(ctx, "persistence").Val()
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "rdb_changes_since_last_save:"); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatal("no rdb_changes_since_last_save")
+		return 0
+	}
+	run := func(addr string) []string {
+		c := newClient(t, addr)
+		c.ConfigSet(ctx, "notify-keyspace-events", "KEAn")
+		sub := c.PSubscribe(ctx, "__keyevent@0__:*")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var log []string
+		step := func(args ...any) {
+			before := dirty(c)
+			r, err := c.Do(ctx, args...).Result()
+			log = append(log, fmt.Sprintf("%v -> %v %v dirty+%d", args[:3], r, err, dirty(c)-before))
+		}
+		step("restore", "a", 0, payload)
+		step("restore", "a", 0, payload)
+		step("restore", "a", 0, payload, "replace")
+		step("restore", "a", 1000, payload, "replace", "absttl")
+		step("restore", "b", 1000, payload, "absttl")
+		step("restore", "c", 100000, payload)
+		step("restore", "c", 0, "bad", "replace")
+		c.Do(ctx, "set", "end", "1")
+		for {
+			m, err := sub.ReceiveMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Payload == "end" {
+				break
+			}
+			log = append(log, m.Channel+" "+m.Payload)
+		}
+		return log
+	}
+	want, got := run(raddr), run(saddr)
+	if !slices.Equal(got, want) {
+		t.Errorf("sluice:\n%s\nredis:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
