@@ -66,6 +66,9 @@ func (e *Entry) Expire() int64 { return e.exp }
 // LRU returns the LRU clock of the last access.
 func (e *Entry) LRU() uint32 { return e.lru }
 
+// SetLRU sets the LRU clock of the last access (RESTORE IDLETIME).
+func (e *Entry) SetLRU(clock uint32) { e.lru = clock }
+
 // NewString returns a string entry holding a copy of b. A value that is an
 // integer as Redis would encode it is stored as an integer.
 func NewString(b []byte) *Entry {

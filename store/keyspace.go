@@ -115,17 +115,17 @@ func (ks *Keyspace) Swap(a, b int) {
 // Now is the current time in unix milliseconds.
 func Now() int64 { return time.Now().UnixMilli() }
 
-var (
-	lruBase  = time.Now()
-	lruClock atomic.Uint32
-)
+var lruClock atomic.Uint32
 
-// The LRU clock has a resolution of one second (as Redis's); a ticker keeps
-// it, so reading it on every access costs one atomic load, not a clock read.
+// The LRU clock is the unix time in seconds (Redis's has the same
+// resolution and origin), so an idle time set from outside (RESTORE
+// IDLETIME) can exceed the server's uptime. A ticker keeps it, so reading
+// it on every access costs one atomic load, not a clock read.
 func init() {
+	lruClock.Store(uint32(time.Now().Unix()))
 	go func() {
 		for range time.Tick(100 * time.Millisecond) {
-			lruClock.Store(uint32(time.Since(lruBase) / time.Second))
+			lruClock.Store(uint32(time.Now().Unix()))
 		}
 	}()
 }

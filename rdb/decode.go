@@ -1,0 +1,524 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"strconv"
+)
+
+var (
+	// ErrChecksum: the footer's version is newer than Version, or the
+	// CRC-64 does not match (RESTORE's "DUMP payload version or checksum
+	// are wrong").
+	ErrChecksum = errors.New("rdb: payload version or checksum are wrong")
+	errFormat   = errors.New("rdb: bad data format")
+	// ErrFormat is returned for any malformed or unsupported value
+	// (RESTORE's "Bad data format").
+	ErrFormat = errFormat
+)
+
+// Verify checks a payload's footer: its RDB version must not be newer than
+// Version and its CRC-64 must match.
+func Verify(p []byte) error {
+	if len(p) < 10 {
+		return ErrChecksum
+	}
+	footer := p[len(p)-10:]
+	if ver := binary.LittleEndian.Uint16(footer); ver > Version {
+		return ErrChecksum
+	}
+	if crc64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
+		return ErrChecksum
+	}
+	return nil
+}
+
+// Value is a decoded value. Type is the RDB object type it was read from
+// (it tells the caller which encoding rules Redis applies on load). Which
+// fields are set depends on the kind:
+//
+//	strings: Str (IsInt and Int when it was integer-encoded)
+//	lists:   Elems, in order
+//	sets:    Elems, or Ints (ascending) for an intset
+//	hashes:  Fields and Values, in payload order
+//	zsets:   Elems and Scores, in payload order
+//
+// Byte slices may point into the payload.
+type Value struct {
+	Type   byte
+	Str    []byte
+	IsInt  bool
+	Int    int64
+	Elems  [][]byte
+	Ints   []int64
+	Fields [][]byte
+	Values [][]byte
+	Scores []float64
+	// MaxLen is the longest member or field/value seen (sorted sets and
+	// hashes), for the caller's encoding choice.
+	MaxLen int
+}
+
+// Kind groups object types by the value type they hold.
+type Kind uint8
+
+const (
+	KindString Kind = iota + 1
+	KindList
+	KindSet
+	KindZSet
+	KindHash
+)
+
+// Kind returns the kind of value v holds.
+func (v *Value) Kind() Kind {
+	switch v.Type {
+	case TypeString:
+		return KindString
+	case TypeList, TypeListZiplist, TypeListQuicklist, TypeListQuicklist2:
+		return KindList
+	case TypeSet, TypeSetIntset:
+		return KindSet
+	case TypeZSet, TypeZSet2, TypeZSetZiplist, TypeZSetListpack:
+		return KindZSet
+	}
+	return KindHash
+}
+
+// Len returns the number of elements of a collection.
+func (v *Value) Len() int {
+	switch {
+	case v.Ints != nil:
+		return len(v.Ints)
+	case v.Fields != nil:
+		return len(v.Fields)
+	}
+	return len(v.Elems)
+}
+
+// Decode verifies a payload and decodes its value.
+func Decode(p []byte) (*Value, error) {
+	if err := Verify(p); err != nil {
+		return nil, err
+	}
+	// Like Redis, the object is read from the whole payload: a value that
+	// runs into the footer is read from the footer bytes.
+	return DecodeObject(p)
+}
+
+// DecodeObject decodes a serialized value without footer (type byte and
+// object). Bytes after the object are ignored, as Redis does.
+func DecodeObject(p []byte) (*Value, error) {
+	r := reader{b: p}
+	t, ok := r.byte()
+	if !ok {
+		return nil, errFormat
+	}
+	v := &Value{Type: t}
+	var err error
+	switch t {
+	case TypeString:
+		err = r.stringValue(v)
+	case TypeList:
+		err = r.plainList(v)
+	case TypeSet:
+		err = r.plainSet(v)
+	case TypeZSet, TypeZSet2:
+		err = r.plainZSet(v, t == TypeZSet2)
+	case TypeHash:
+		err = r.plainHash(v)
+	case TypeListQuicklist, TypeListQuicklist2:
+		err = r.quicklist(v, t == TypeListQuicklist2)
+	case TypeHashZipmap, TypeListZiplist, TypeSetIntset, TypeZSetZiplist,
+		TypeZSetListpack, TypeHashZiplist, TypeHashListpack:
+		err = r.blobValue(v)
+	default:
+		// Modules and streams are not supported; other bytes are not
+		// object types at all.
+		err = errFormat
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+type reader struct {
+	b   []byte
+	off int
+}
+
+func (r *reader) left() int { return len(r.b) - r.off }
+
+func (r *reader) byte() (byte, bool) {
+	if r.off >= len(r.b) {
+		return 0, false
+	}
+	c := r.b[r.off]
+	r.off++
+	return c, true
+}
+
+func (r *reader) take(n uint64) ([]byte, bool) {
+	if n > uint64(r.left()) {
+		return nil, false
+	}
+	s := r.b[r.off : r.off+int(n)]
+	r.off += int(n)
+	return s, true
+}
+
+// length reads an RDB length; enc reports the 0b11 special string form,
+// whose 6-bit kind is returned as the length.
+func (r *reader) length() (n uint64, enc bool, ok bool) {
+	c, ok := r.byte()
+	if !ok {
+		return 0, false, false
+	}
+	switch c >> 6 {
+	case 3:
+		return uint64(c & 0x3F), true, true
+	case 0:
+		return uint64(c & 0x3F), false, true
+	case 1:
+		d, ok := r.byte()
+		return uint64(c&0x3F)<<8 | uint64(d), false, ok
+	}
+	switch c {
+	case 0x80:
+		b, ok := r.take(4)
+		if !ok {
+			return 0, false, false
+		}
+		return uint64(binary.BigEndian.Uint32(b)), false, true
+	case 0x81:
+		b, ok := r.take(8)
+		if !ok {
+			return 0, false, false
+		}
+		return binary.BigEndian.Uint64(b), false, true
+	}
+	return 0, false, false
+}
+
+// count reads a collection length; every element takes at least one byte,
+// so a count beyond what is left is malformed (and nothing is allocated
+// for it).
+func (r *reader) count() (int, error) {
+	n, enc, ok := r.length()
+	if !ok || enc || n > uint64(r.left()) {
+		return 0, errFormat
+	}
+	if n == 0 {
+		return 0, errFormat // empty keys are refused
+	}
+	return int(n), nil
+}
+
+// str reads a string: plain, integer-encoded or LZF-compressed. isInt
+// reports the integer form (v its value).
+func (r *reader) str() (s []byte, v int64, isInt bool, err error) {
+	n, enc, ok := r.length()
+	if !ok {
+		return nil, 0, false, errFormat
+	}
+	if !enc {
+		s, ok := r.take(n)
+		if !ok {
+			return nil, 0, false, errFormat
+		}
+		return s, 0, false, nil
+	}
+	switch n {
+	case encInt8:
+		b, ok := r.take(1)
+		if !ok {
+			return nil, 0, false, errFormat
+		}
+		return nil, int64(int8(b[0])), true, nil
+	case encInt16:
+		b, ok := r.take(2)
+		if !ok {
+			return nil, 0, false, errFormat
+		}
+		return nil, int64(int16(binary.LittleEndian.Uint16(b))), true, nil
+	case encInt32:
+		b, ok := r.take(4)
+		if !ok {
+			return nil, 0, false, errFormat
+		}
+		return nil, int64(int32(binary.LittleEndian.Uint32(b))), true, nil
+	case encLZF:
+		clen, e1, ok1 := r.length()
+		ulen, e2, ok2 := r.length()
+		if !ok1 || !ok2 || e1 || e2 || clen > uint64(r.left()) || ulen > math.MaxInt32*2 {
+			return nil, 0, false, errFormat
+		}
+		c, _ := r.take(clen)
+		out, err := lzfDecompress(c, int(ulen))
+		if err != nil {
+			return nil, 0, false, errFormat
+		}
+		return out, 0, false, nil
+	}
+	return nil, 0, false, errFormat
+}
+
+// bytes reads a string as bytes (integers formatted).
+func (r *reader) bytes() ([]byte, error) {
+	s, v, isInt, err := r.str()
+	if err != nil {
+		return nil, err
+	}
+	if isInt {
+		return strconv.AppendInt(nil, v, 10), nil
+	}
+	return s, nil
+}
+
+func (r *reader) stringValue(v *Value) error {
+	s, n, isInt, err := r.str()
+	if err != nil {
+		return err
+	}
+	if isInt {
+		v.IsInt, v.Int = true, n
+		v.Str = strconv.AppendInt(nil, n, 10)
+		return nil
+	}
+	v.Str = s
+	return nil
+}
+
+func (r *reader) plainList(v *Value) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	v.Elems = make([][]byte, 0, n)
+	for range n {
+		s, err := r.bytes()
+		if err != nil {
+			return err
+		}
+		v.Elems = append(v.Elems, s)
+	}
+	return nil
+}
+
+func (r *reader) plainSet(v *Value) error {
+	return r.plainList(v)
+}
+
+func (r *reader) plainHash(v *Value) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	v.Fields = make([][]byte, 0, n)
+	v.Values = make([][]byte, 0, n)
+	for range n {
+		f, err := r.bytes()
+		if err != nil {
+			return err
+		}
+		val, err := r.bytes()
+		if err != nil {
+			return err
+		}
+		v.MaxLen = max(v.MaxLen, len(f), len(val))
+		v.Fields = append(v.Fields, f)
+		v.Values = append(v.Values, val)
+	}
+	return nil
+}
+
+func (r *reader) plainZSet(v *Value, binaryScores bool) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	v.Elems = make([][]byte, 0, n)
+	v.Scores = make([]float64, 0, n)
+	for range n {
+		m, err := r.bytes()
+		if err != nil {
+			return err
+		}
+		var score float64
+		if binaryScores {
+			b, ok := r.take(8)
+			if !ok {
+				return errFormat
+			}
+			score = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		} else if score, err = r.textDouble(); err != nil {
+			return err
+		}
+		if math.IsNaN(score) {
+			return errFormat
+		}
+		v.MaxLen = max(v.MaxLen, len(m))
+		v.Elems = append(v.Elems, m)
+		v.Scores = append(v.Scores, score)
+	}
+	return nil
+}
+
+// textDouble reads an RDB_TYPE_ZSET score: a length byte (253 NaN, 254
+// +inf, 255 -inf) and that many bytes of text.
+func (r *reader) textDouble() (float64, error) {
+	c, ok := r.byte()
+	if !ok {
+		return 0, errFormat
+	}
+	switch c {
+	case 253:
+		return math.NaN(), nil
+	case 254:
+		return math.Inf(1), nil
+	case 255:
+		return math.Inf(-1), nil
+	}
+	b, ok := r.take(uint64(c))
+	if !ok {
+		return 0, errFormat
+	}
+	return parseScore(b)
+}
+
+// parseScore parses a score as strtod does for the forms Redis writes.
+func parseScore(b []byte) (float64, error) {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return f, nil // ±inf or 0 as strtod gives
+		}
+		return 0, errFormat
+	}
+	return f, nil
+}
+
+func (r *reader) quicklist(v *Value, v2 bool) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	for range n {
+		container := uint64(containerPacked)
+		if v2 {
+			c, enc, ok := r.length()
+			if !ok || enc || (c != containerPacked && c != containerPlain) {
+				return errFormat
+			}
+			container = c
+		}
+		blob, err := r.bytes()
+		if err != nil || len(blob) == 0 {
+			return errFormat
+		}
+		if container == containerPlain {
+			v.Elems = append(v.Elems, blob)
+			continue
+		}
+		var elems []element
+		if v2 {
+			elems, err = parseListpack(blob)
+		} else {
+			elems, err = parseZiplist(blob)
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range elems {
+			v.Elems = append(v.Elems, e.bytes())
+		}
+	}
+	if len(v.Elems) == 0 {
+		return errFormat
+	}
+	return nil
+}
+
+// blobValue reads the single-string encodings: intset, listpacks,
+// ziplists and zipmaps.
+func (r *reader) blobValue(v *Value) error {
+	blob, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	switch v.Type {
+	case TypeSetIntset:
+		v.Ints, err = parseIntset(blob)
+		return err
+	case TypeHashZipmap:
+		kv, err := parseZipmap(blob)
+		if err != nil {
+			return err
+		}
+		return v.setPairs(kv)
+	}
+	var elems []element
+	if v.Type == TypeZSetListpack || v.Type == TypeHashListpack {
+		elems, err = parseListpack(blob)
+	} else {
+		elems, err = parseZiplist(blob)
+	}
+	if err != nil {
+		return err
+	}
+	if len(elems) == 0 {
+		return errFormat
+	}
+	switch v.Type {
+	case TypeListZiplist:
+		for _, e := range elems {
+			v.Elems = append(v.Elems, e.bytes())
+		}
+		return nil
+	case TypeZSetZiplist, TypeZSetListpack:
+		if len(elems)%2 != 0 {
+			return errFormat
+		}
+		v.Elems = make([][]byte, 0, len(elems)/2)
+		v.Scores = make([]float64, 0, len(elems)/2)
+		for i := 0; i < len(elems); i += 2 {
+			m := elems[i].bytes()
+			var score float64
+			if s := elems[i+1]; s.isInt {
+				score = float64(s.v)
+			} else if score, err = parseScore(s.s); err != nil {
+				return err
+			}
+			if math.IsNaN(score) {
+				return errFormat
+			}
+			v.MaxLen = max(v.MaxLen, len(m))
+			v.Elems = append(v.Elems, m)
+			v.Scores = append(v.Scores, score)
+		}
+		return nil
+	}
+	kv := make([][]byte, len(elems))
+	for i, e := range elems {
+		kv[i] = e.bytes()
+	}
+	return v.setPairs(kv)
+}
+
+// setPairs stores interleaved fields and values.
+func (v *Value) setPairs(kv [][]byte) error {
+	if len(kv) == 0 || len(kv)%2 != 0 {
+		return errFormat
+	}
+	v.Fields = make([][]byte, 0, len(kv)/2)
+	v.Values = make([][]byte, 0, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		v.MaxLen = max(v.MaxLen, len(kv[i]), len(kv[i+1]))
+		v.Fields = append(v.Fields, kv[i])
+		v.Values = append(v.Values, kv[i+1])
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+// Package rdb reads and writes the serialized values of Redis's DUMP and
+// RESTORE: one value in RDB object encoding (a type byte, then the value),
+// followed by the 2-byte RDB version and the CRC-64 of everything before
+// it, both little endian.
+//
+// Payloads are written as Redis 7.0 (RDB version 10) writes them, and every
+// object type Redis 7.0 accepts for strings, lists, sets, sorted sets and
+// hashes is read, including the older ziplist, zipmap and plain forms, and
+// LZF-compressed strings. Decoding checks every length against the payload,
+// so malformed input is an error, never a panic or an outsized allocation.
+package rdb
+
+import (
+	"encoding/binary"
+	"iter"
+	"math"
+	"strconv"
+
+	"github.com/sluicedb/sluice/resp"
+)
+
+// Version is the RDB version written in payloads (Redis 7.0's).
+const Version = 10
+
+// RDB object types.
+const (
+	TypeString         = 0
+	TypeList           = 1
+	TypeSet            = 2
+	TypeZSet           = 3
+	TypeHash           = 4
+	TypeZSet2          = 5
+	TypeModule         = 6
+	TypeModule2        = 7
+	TypeHashZipmap     = 9
+	TypeListZiplist    = 10
+	TypeSetIntset      = 11
+	TypeZSetZiplist    = 12
+	TypeHashZiplist    = 13
+	TypeListQuicklist  = 14
+	TypeStreamLP       = 15
+	TypeHashListpack   = 16
+	TypeZSetListpack   = 17
+	TypeListQuicklist2 = 18
+	TypeStreamLP2      = 19
+)
+
+// String encodings after the 0b11 length prefix.
+const (
+	encInt8  = 0
+	encInt16 = 1
+	encInt32 = 2
+	encLZF   = 3
+)
+
+// Quicklist node containers.
+const (
+	containerPlain  = 1
+	containerPacked = 2
+)
+
+// AppendLen appends an RDB length: 6, 14, 32 or 64 bits.
+func AppendLen(dst []byte, n uint64) []byte {
+	switch {
+	case n < 1<<6:
+		return append(dst, byte(n))
+	case n < 1<<14:
+		return append(dst, byte(n>>8)|0x40, byte(n))
+	case n <= math.MaxUint32:
+		dst = append(dst, 0x80)
+		return binary.BigEndian.AppendUint32(dst, uint32(n))
+	}
+	dst = append(dst, 0x81)
+	return binary.BigEndian.AppendUint64(dst, n)
+}
+
+// appendEncodedInt appends v as an RDB integer string if it fits 32 bits.
+func appendEncodedInt(dst []byte, v int64) ([]byte, bool) {
+	switch {
+	case v >= math.MinInt8 && v <= math.MaxInt8:
+		return append(dst, 0xC0|encInt8, byte(v)), true
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return append(dst, 0xC0|encInt16, byte(v), byte(v>>8)), true
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return append(dst, 0xC0|encInt32, byte(v), byte(v>>8), byte(v>>16), byte(v>>24)), true
+	}
+	return dst, false
+}
+
+// AppendString appends s as rdbSaveRawString does: as an integer when it
+// is a short canonical integer, LZF-compressed when longer than 20 bytes
+// and compression saves at least 4 bytes, else length and bytes.
+func AppendString(dst, s []byte) []byte {
+	if len(s) <= 11 {
+		if v, ok := parseInt(s); ok {
+			if out, ok := appendEncodedInt(dst, v); ok {
+				return out
+			}
+		}
+	}
+	if len(s) > 20 {
+		if c := lzfCompress(s, len(s)-4); c != nil {
+			dst = append(dst, 0xC0|encLZF)
+			dst = AppendLen(dst, uint64(len(c)))
+			dst = AppendLen(dst, uint64(len(s)))
+			return append(dst, c...)
+		}
+	}
+	dst = AppendLen(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// AppendInt appends an integer-encoded string value as
+// rdbSaveLongLongAsStringObject does.
+func AppendInt(dst []byte, v int64) []byte {
+	if out, ok := appendEncodedInt(dst, v); ok {
+		return out
+	}
+	var tmp [20]byte
+	s := strconv.AppendInt(tmp[:0], v, 10)
+	dst = AppendLen(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// AppendBinaryDouble appends a little-endian IEEE 754 double.
+func AppendBinaryDouble(dst []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+}
+
+// Finish appends the footer (RDB version and CRC-64) to a serialized value.
+func Finish(dst []byte) []byte {
+	dst = append(dst, byte(Version), byte(Version>>8))
+	return binary.LittleEndian.AppendUint64(dst, crc64(0, dst))
+}
+
+func formatDouble(dst []byte, f float64) []byte { return resp.AppendDouble(dst, f) }
+
+// EncodeString returns the payload of a string value.
+func EncodeString(s []byte) []byte {
+	return Finish(AppendString(append(make([]byte, 0, len(s)+16), TypeString), s))
+}
+
+// EncodeInt returns the payload of an integer-encoded string value.
+func EncodeInt(v int64) []byte {
+	return Finish(AppendInt([]byte{TypeString}, v))
+}
+
+// quicklist limits (Redis's quicklist.c).
+const (
+	qlSafetyLimit   = 8192
+	qlSizeOverhead  = 8
+	qlPackedThresh  = 1 << 30
+	qlDefaultLPSize = -2
+)
+
+var qlOptimization = [...]int{4096, 8192, 16384, 32768, 65536}
+
+// qlAllowInsert is _quicklistNodeAllowInsert for a node of nodeBytes bytes
+// and count entries, adding an element of sz bytes with fill.
+func qlAllowInsert(nodeBytes, count, sz, fill int) bool {
+	newSz := nodeBytes + sz + qlSizeOverhead
+	if fill < 0 {
+		if off := -fill - 1; off < len(qlOptimization) {
+			if newSz <= qlOptimization[off] {
+				return true
+			}
+		}
+	}
+	if newSz > qlSafetyLimit {
+		return false
+	}
+	return count < fill
+}
+
+// EncodeList returns the payload of a list (RDB_TYPE_LIST_QUICKLIST_2),
+// split into listpack nodes as a quicklist filled by RPUSH with the given
+// list-max-listpack-size would be.
+func EncodeList(fill int, elems iter.Seq[[]byte]) []byte {
+	var nodes [][]byte // finished node blobs; nil entries are plain nodes
+	var plain [][]byte
+	var lp Listpack
+	flush := func() {
+		if lp.Len() > 0 {
+			nodes = append(nodes, append([]byte(nil), lp.Bytes()...))
+			plain = append(plain, nil)
+			lp.Reset()
+		}
+	}
+	for v := range elems {
+		if len(v) >= qlPackedThresh {
+			flush()
+			nodes = append(nodes, nil)
+			plain = append(plain, append([]byte(nil), v...))
+			continue
+		}
+		if lp.Len() > 0 && !qlAllowInsert(lp.Size(), lp.Len(), len(v), fill) {
+			flush()
+		}
+		lp.Append(v)
+	}
+	flush()
+	out := []byte{TypeListQuicklist2}
+	out = AppendLen(out, uint64(len(nodes)))
+	for i, n := range nodes {
+		if n == nil {
+			out = AppendLen(out, containerPlain)
+			out = AppendString(out, plain[i])
+			continue
+		}
+		out = AppendLen(out, containerPacked)
+		out = AppendString(out, n)
+	}
+	return Finish(out)
+}
+
+// EncodeIntset returns the payload of an intset-encoded set.
+func EncodeIntset(vals []int64) []byte {
+	blob := AppendIntset(nil, vals)
+	return Finish(AppendString([]byte{TypeSetIntset}, blob))
+}
+
+// EncodeSet returns the payload of a hashtable-encoded set of n members.
+func EncodeSet(n int, members iter.Seq[[]byte]) []byte {
+	out := AppendLen([]byte{TypeSet}, uint64(n))
+	for m := range members {
+		out = AppendString(out, m)
+	}
+	return Finish(out)
+}
+
+// EncodeHashListpack returns the payload of a listpack-encoded hash.
+func EncodeHashListpack(pairs iter.Seq2[[]byte, []byte]) []byte {
+	var lp Listpack
+	for f, v := range pairs {
+		lp.Append(f)
+		lp.Append(v)
+	}
+	return Finish(AppendString([]byte{TypeHashListpack}, lp.Bytes()))
+}
+
+// EncodeHash returns the payload of a hashtable-encoded hash of n fields.
+func EncodeHash(n int, pairs iter.Seq2[[]byte, []byte]) []byte {
+	out := AppendLen([]byte{TypeHash}, uint64(n))
+	for f, v := range pairs {
+		out = AppendString(out, f)
+		out = AppendString(out, v)
+	}
+	return Finish(out)
+}
+
+// EncodeZSetListpack returns the payload of a listpack-encoded sorted set;
+// items come in ascending order.
+func EncodeZSetListpack(items iter.Seq2[[]byte, float64]) []byte {
+	var lp Listpack
+	for m, s := range items {
+		lp.Append(m)
+		lp.AppendScore(s)
+	}
+	return Finish(AppendString([]byte{TypeZSetListpack}, lp.Bytes()))
+}
+
+// EncodeZSet returns the payload of a skiplist-encoded sorted set of n
+// members; items come in descending order, as Redis writes them.
+func EncodeZSet(n int, itemsDesc iter.Seq2[[]byte, float64]) []byte {
+	out := AppendLen([]byte{TypeZSet2}, uint64(n))
+	for m, s := range itemsDesc {
+		out = AppendString(out, m)
+		out = AppendBinaryDouble(out, s)
+	}
+	return Finish(out)
+}

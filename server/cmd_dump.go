@@ -1,0 +1,275 @@
+package server
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"unsafe"
+
+	"github.com/sluicedb/sluice/rdb"
+	"github.com/sluicedb/sluice/store"
+)
+
+// DUMP and RESTORE (Redis's cluster.c): values travel as Redis 7.0
+// serialized payloads (package rdb), so they move both ways between
+// Sluice and redis-server.
+
+func init() {
+	register(
+		&Command{Name: "dump", Arity: 2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"keyspace", "read", "slow"}, Group: "generic", Since: "2.6.0", Summary: "Return a serialized version of the value stored at the specified key.", Complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).", Fn: dumpCommand},
+		&Command{Name: "restore", Arity: -4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Group: "generic", Since: "2.6.0", Summary: "Create a key using the provided serialized value, previously obtained using DUMP.", Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", Fn: restoreCommand},
+	)
+}
+
+const (
+	errBadPayload   = "ERR DUMP payload version or checksum are wrong"
+	errBadData      = "ERR Bad data format"
+	errBusyKey      = "BUSYKEY Target key name already exists."
+	errRestoreTTL   = "ERR Invalid TTL value, must be >= 0"
+	errRestoreIdle  = "ERR Invalid IDLETIME value, must be >= 0"
+	errRestoreFreq  = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	lruClockMaxSecs = 1<<24 - 1 // Redis's LRU_CLOCK_MAX (in seconds)
+)
+
+func dumpCommand(c *Client, args [][]byte) {
+	e := c.lookupRead(args[1])
+	if e == nil {
+		c.w.Null()
+		return
+	}
+	p := c.dumpPayload(e)
+	if p == nil {
+		c.w.Error(errUnknownType)
+		return
+	}
+	c.w.Bulk(p)
+}
+
+// dumpPayload serializes e as Redis 7.0 would for the same encoding:
+// listpack for small hashes and sorted sets, intset for integer sets, a
+// quicklist of listpacks for lists.
+func (c *Client) dumpPayload(e *store.Entry) []byte {
+	switch e.Kind() {
+	case store.KindString:
+		if e.IsInt() {
+			return rdb.EncodeInt(e.Int())
+		}
+		return rdb.EncodeString(e.Bytes(nil))
+	case store.KindList:
+		l := listOf(e)
+		return rdb.EncodeList(int(c.srv.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
+			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
+		})
+	case store.KindSet:
+		s := e.AsSet()
+		if s.IsIntset() {
+			return rdb.EncodeIntset(s.Ints())
+		}
+		return rdb.EncodeSet(s.Len(), s.ForEach)
+	case store.KindHash:
+		h := e.AsHash()
+		if h.IsListpack() {
+			return rdb.EncodeHashListpack(h.ForEach)
+		}
+		return rdb.EncodeHash(h.Len(), h.ForEach)
+	case store.KindZSet:
+		z := zsetOf(e)
+		items := func(rank int, reverse bool) func(func([]byte, float64) bool) {
+			return func(yield func([]byte, float64) bool) {
+				z.Iter(rank, reverse, func(it store.ZItem) bool { return yield(strBytes(it.Member), it.Score) })
+			}
+		}
+		if z.Compact() {
+			return rdb.EncodeZSetListpack(items(0, false))
+		}
+		return rdb.EncodeZSet(z.Len(), items(z.Len()-1, true))
+	}
+	return nil
+}
+
+func restoreCommand(c *Client, args [][]byte) {
+	replace, absttl := false, false
+	lfuFreq, lruIdle := int64(-1), int64(-1)
+	for j := 4; j < len(args); j++ {
+		more := len(args) - j - 1
+		switch {
+		case eq(args[j], "replace"):
+			replace = true
+		case eq(args[j], "absttl"):
+			absttl = true
+		case eq(args[j], "idletime") && more >= 1 && lfuFreq == -1:
+			v, ok := c.intArg(args[j+1])
+			if !ok {
+				return
+			}
+			if v < 0 {
+				c.w.Error(errRestoreIdle)
+				return
+			}
+			lruIdle = v
+			j++
+		case eq(args[j], "freq") && more >= 1 && lruIdle == -1:
+			v, ok := c.intArg(args[j+1])
+			if !ok {
+				return
+			}
+			if v < 0 || v > 255 {
+				c.w.Error(errRestoreFreq)
+				return
+			}
+			lfuFreq = v
+			j++
+		default:
+			c.w.Error(errSyntax)
+			return
+		}
+	}
+	db := c.DB()
+	key := args[1]
+	old := db.Lookup(key)
+	if !replace && old != nil {
+		c.w.Error(errBusyKey)
+		return
+	}
+	ttl, ok := c.intArg(args[2])
+	if !ok {
+		return
+	}
+	if ttl < 0 {
+		c.w.Error(errRestoreTTL)
+		return
+	}
+	v, err := rdb.Decode(args[3])
+	if err != nil {
+		if errors.Is(err, rdb.ErrChecksum) {
+			c.w.Error(errBadPayload)
+		} else {
+			c.w.Error(errBadData)
+		}
+		return
+	}
+	e := c.restoredEntry(v)
+	if e == nil {
+		c.w.Error(errBadData)
+		return
+	}
+
+	now := store.Now()
+	if ttl != 0 && !absttl {
+		ttl += now
+	}
+	if ttl != 0 && ttl <= now {
+		// Already expired: the key is not created (and a replaced one is
+		// deleted).
+		if old != nil && db.Delete(key) {
+			c.notify(NotifyGeneric, "del", key)
+		}
+		c.w.OK()
+		return
+	}
+	if old != nil {
+		db.Set(key, e, false) // one change, as dbDelete + dbAdd count
+		c.srv.signalKeyAsReady(db, key)
+	} else {
+		db.Add(key, e)
+	}
+	if ttl != 0 {
+		db.SetExpire(key, e, ttl)
+	}
+	if lruIdle >= 0 && !c.lfuPolicy() {
+		now := store.LRUClock()
+		idle := uint32(min(lruIdle, lruClockMaxSecs))
+		if idle <= now {
+			e.SetLRU(now - idle)
+		} else {
+			e.SetLRU(0)
+		}
+	}
+	// FREQ is validated but access frequencies are not tracked (OBJECT
+	// FREQ reports the initial counter for every key).
+	c.notify(NotifyNew, "new", key)
+	c.notify(NotifyGeneric, "restore", key)
+	c.w.OK()
+}
+
+// restoredEntry builds the value of a decoded payload with the encodings
+// Redis 7.0's rdbLoadObject picks under the current limits. It returns nil
+// for a value Redis refuses (duplicate members or fields).
+func (c *Client) restoredEntry(v *rdb.Value) *store.Entry {
+	cfg := c.srv.cfg
+	switch v.Kind() {
+	case rdb.KindString:
+		if v.IsInt {
+			return store.NewInt(v.Int)
+		}
+		return store.NewString(v.Str)
+
+	case rdb.KindList:
+		l := store.NewList(int(cfg.listPackSize.Load()))
+		for _, el := range v.Elems {
+			l.PushBack(el)
+		}
+		return store.NewObject(store.KindList, unsafe.Pointer(l))
+
+	case rdb.KindSet:
+		maxIntset := c.setMaxIntset()
+		s := store.NewIntSet()
+		if v.Type == rdb.TypeSetIntset {
+			var tmp [24]byte
+			for _, n := range v.Ints {
+				s.Add(strconv.AppendInt(tmp[:0], n, 10), maxIntset)
+			}
+			return store.NewSetEntry(s)
+		}
+		if v.Len() > min(maxIntset, 1<<30) {
+			s.Convert()
+		}
+		for _, m := range v.Elems {
+			if !s.Add(m, maxIntset) {
+				return nil
+			}
+		}
+		return store.NewSetEntry(s)
+
+	case rdb.KindZSet:
+		n := v.Len()
+		compact := int64(n) <= cfg.zsetMaxEnt.Load()
+		if v.Type == rdb.TypeZSet || v.Type == rdb.TypeZSet2 {
+			compact = compact && int64(v.MaxLen) <= cfg.zsetMaxVal.Load()
+		}
+		z := store.NewZSet()
+		if !compact {
+			z.Convert()
+		}
+		for i, m := range v.Elems {
+			if _, dup := z.Score(m); dup {
+				return nil
+			}
+			z.Insert(m, v.Scores[i])
+		}
+		return store.NewObject(store.KindZSet, unsafe.Pointer(z))
+
+	case rdb.KindHash:
+		maxEnt, maxVal := c.hashLimits()
+		h := store.NewHash()
+		if v.Type == rdb.TypeHash {
+			if v.Len() > maxEnt {
+				h.Convert()
+			}
+		} else {
+			// Compact blobs keep their encoding unless there are too many
+			// fields (zipmaps also convert for long entries).
+			if v.Type == rdb.TypeHashZipmap && v.MaxLen > maxVal {
+				h.Convert()
+			}
+			maxVal = math.MaxInt
+		}
+		for i, f := range v.Fields {
+			if !h.Set(f, v.Values[i], maxEnt, maxVal) {
+				return nil
+			}
+		}
+		return store.NewHashEntry(h)
+	}
+	return nil
+}
