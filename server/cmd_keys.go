@@ -313,7 +313,7 @@ func randomkeyCommand(c *Client, args [][]byte) {
 			c.w.Null()
 			return
 		}
-		if e.Expired(store.Now()) {
+		if db.Expired(strBytes(k), e, store.Now()) {
 			db.Peek(strBytes(k)) // reclaims it
 			continue
 		}
@@ -347,9 +347,9 @@ func renameGeneric(c *Client, args [][]byte, nx bool) {
 		}
 		db.Delete(dst)
 	}
-	// Delete keeps the entry's expiry, which Add then registers again.
+	exp := db.ExpireOf(src, e)
 	db.Delete(src)
-	db.Add(dst, e)
+	db.AddExpire(dst, e, exp)
 	c.notify(NotifyNew, "new", dst)
 	c.notify(NotifyGeneric, "rename_from", src)
 	c.notify(NotifyGeneric, "rename_to", dst)
@@ -385,8 +385,9 @@ func moveCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
+	exp := src.ExpireOf(key, e)
 	src.Delete(key)
-	dst.Add(key, e)
+	dst.AddExpire(key, e, exp)
 	c.notifyDB(dbid, NotifyNew, "new", key)
 	c.notify(NotifyGeneric, "move_from", key)
 	c.notifyDB(dbid, NotifyGeneric, "move_to", key)
@@ -429,7 +430,7 @@ func copyCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	exp := e.Expire()
+	exp := src.ExpireOf(key, e)
 	del := false
 	if dst.Lookup(newkey) != nil {
 		if !replace {
@@ -523,7 +524,7 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 		return
 	}
 	if flags != 0 {
-		cur := e.Expire() // 0: none
+		cur := db.ExpireOf(key, e) // 0: none
 		switch {
 		case flags&expireNX != 0 && cur != 0,
 			flags&expireXX != 0 && cur == 0,
@@ -548,13 +549,14 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME
 
 func ttlGeneric(c *Client, args [][]byte, ms, abs bool) {
-	e := c.DB().Peek(args[1])
+	db := c.DB()
+	e := db.Peek(args[1])
 	if e == nil {
 		c.keyMiss(args[1])
 		c.w.Int(-2)
 		return
 	}
-	exp := e.Expire()
+	exp := db.ExpireOf(args[1], e)
 	if exp == 0 {
 		c.w.Int(-1)
 		return
@@ -575,7 +577,7 @@ func ttlGeneric(c *Client, args [][]byte, ms, abs bool) {
 func persistCommand(c *Client, args [][]byte) {
 	db := c.DB()
 	e := db.Lookup(args[1])
-	if e == nil || e.Expire() == 0 {
+	if e == nil || !e.Volatile() {
 		c.w.Int(0)
 		return
 	}

@@ -109,7 +109,7 @@ func (c *Client) setKey(key, val []byte, old *store.Entry, keepTTL bool) *store.
 	db := c.DB()
 	if old != nil && old.Kind() == store.KindString {
 		old.SetBytes(val)
-		if !keepTTL && old.Expire() != 0 {
+		if !keepTTL && old.Volatile() {
 			db.SetExpire(key, old, 0)
 		}
 		db.Modified(key)
@@ -326,7 +326,7 @@ func getexCommand(c *Client, args [][]byte) {
 		db.SetExpire(key, e, when)
 		db.Modified(key)
 		c.notify(NotifyGeneric, "expire", key)
-	case flags&setPersist != 0 && e.Expire() != 0:
+	case flags&setPersist != 0 && e.Volatile():
 		db.SetExpire(key, e, 0)
 		db.Modified(key)
 		c.notify(NotifyGeneric, "persist", key)

@@ -51,17 +51,17 @@ type Entry struct {
 	ptr  unsafe.Pointer // string bytes, or the collection
 	n    uint32         // string length (low half of the integer when encInt)
 	c    uint32         // string capacity (high half of the integer when encInt)
-	exp  int64          // expiry in unix milliseconds, 0 for none
 	lru  uint32         // LRU clock (seconds) of the last access
 	kind Kind
 	enc  uint8
+	vol  bool // has an expiry: its time is in the shard's vol map (DB.ExpireOf)
 }
 
 // Kind returns the value's type.
 func (e *Entry) Kind() Kind { return e.kind }
 
-// Expire returns the expiry in unix milliseconds, 0 if none.
-func (e *Entry) Expire() int64 { return e.exp }
+// Volatile reports whether the entry has an expiry (DB.ExpireOf gives it).
+func (e *Entry) Volatile() bool { return e.vol }
 
 // LRU returns the LRU clock of the last access.
 func (e *Entry) LRU() uint32 { return e.lru }

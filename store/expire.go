@@ -34,12 +34,11 @@ func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
 				}
 				now := Now()
 				sampled, expired := 0, 0
-				for k := range s.vol {
+				for k, exp := range s.vol {
 					sampled++
-					e := s.m[k]
-					if e == nil {
+					if s.m[k] == nil {
 						delete(s.vol, k)
-					} else if e.exp != 0 && e.exp <= now {
+					} else if exp <= now {
 						db.removeExpired(s, []byte(k))
 						expired++
 					}

@@ -25,7 +25,7 @@ func ShardOf(key []byte) int { return int(Hash(key) >> (64 - ShardBits)) }
 type shard struct {
 	mu  sync.Mutex
 	m   map[string]*Entry
-	vol map[string]struct{} // keys with an expiry, for the active cycle
+	vol map[string]int64 // expiry (unix ms) of the keys that have one, as Redis's expires dict
 	// dirty counts the changes to the shard's keys (Redis's server.dirty,
 	// INFO rdb_changes_since_last_save); per shard so writers on different
 	// shards never share it.
@@ -141,7 +141,7 @@ func (db *DB) UnlockShard(i int) { db.shards[i].mu.Unlock() }
 func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
 
 func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
-	if e.exp == 0 || e.exp > now {
+	if !e.vol || s.vol[string(key)] > now {
 		return false
 	}
 	db.removeExpired(s, key)
@@ -152,6 +152,9 @@ func (db *DB) removeExpired(s *shard, key []byte) {
 	e := s.m[string(key)]
 	delete(s.m, string(key))
 	delete(s.vol, string(key))
+	if e != nil {
+		e.vol = false
+	}
 	db.ks.ExpiredKeys.Add(1)
 	if db.ks.OnExpired != nil {
 		db.ks.OnExpired(db, key)
@@ -172,7 +175,7 @@ func (db *DB) Lookup(key []byte) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.exp != 0 && db.expireIfNeeded(s, key, e, Now()) {
+	if e.vol && db.expireIfNeeded(s, key, e, Now()) {
 		return nil
 	}
 	if !db.ks.NoTouch {
@@ -188,7 +191,7 @@ func (db *DB) Peek(key []byte) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.exp != 0 && db.expireIfNeeded(s, key, e, Now()) {
+	if e.vol && db.expireIfNeeded(s, key, e, Now()) {
 		return nil
 	}
 	return e
@@ -203,22 +206,20 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	}
 	old := s.m[string(key)]
 	if old != nil {
-		if keepTTL && old.exp != 0 {
-			if Now() < old.exp {
-				e.exp = old.exp
-			} else {
-				e.exp = 0
+		if keepTTL && old.vol && Now() < s.vol[string(key)] {
+			e.vol = true
+		} else {
+			if old.vol {
 				delete(s.vol, string(key))
+				old.vol = false
 			}
-		} else if old.exp != 0 {
-			delete(s.vol, string(key))
-			e.exp = 0
+			e.vol = false
 		}
 		if old != e && db.ks.OnDeleted != nil && old.kind != KindString {
 			db.ks.OnDeleted(db, key, old)
 		}
 	} else {
-		e.exp = 0
+		e.vol = false
 	}
 	e.lru = LRUClock()
 	s.m[string(key)] = e
@@ -228,19 +229,25 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	}
 }
 
-// Add stores a new key (the caller knows it does not exist). The key's
+// Add stores a new key without expiry (the caller knows it does not
+// exist). The key's shard must be locked.
+func (db *DB) Add(key []byte, e *Entry) { db.AddExpire(key, e, 0) }
+
+// AddExpire stores a new key with the expiry ms (unix milliseconds, 0 for
+// none): RENAME and MOVE carry a key's expiry over this way. The key's
 // shard must be locked.
-func (db *DB) Add(key []byte, e *Entry) {
+func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	s := db.shardFor(key)
 	if s.m == nil {
 		s.m = make(map[string]*Entry)
 	}
 	e.lru = LRUClock()
-	if e.exp != 0 {
+	e.vol = ms != 0
+	if e.vol {
 		if s.vol == nil {
-			s.vol = make(map[string]struct{})
+			s.vol = make(map[string]int64)
 		}
-		s.vol[string(key)] = struct{}{}
+		s.vol[string(key)] = ms
 	}
 	s.m[string(key)] = e
 	db.Modified(key)
@@ -266,12 +273,13 @@ func (db *DB) Delete(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	if e.exp != 0 && db.expireIfNeeded(s, key, e, Now()) {
+	if e.vol && db.expireIfNeeded(s, key, e, Now()) {
 		return false
 	}
 	delete(s.m, string(key))
-	if e.exp != 0 {
+	if e.vol {
 		delete(s.vol, string(key))
+		e.vol = false
 	}
 	if db.ks.OnDeleted != nil {
 		db.ks.OnDeleted(db, key, e)
@@ -285,19 +293,32 @@ func (db *DB) Delete(key []byte) bool {
 func (db *DB) SetExpire(key []byte, e *Entry, ms int64) {
 	s := db.shardFor(key)
 	if ms == 0 {
-		if e.exp != 0 {
+		if e.vol {
 			delete(s.vol, string(key))
+			e.vol = false
 		}
-		e.exp = 0
 		return
 	}
-	if e.exp == 0 {
-		if s.vol == nil {
-			s.vol = make(map[string]struct{})
-		}
-		s.vol[string(key)] = struct{}{}
+	if s.vol == nil {
+		s.vol = make(map[string]int64)
 	}
-	e.exp = ms
+	s.vol[string(key)] = ms
+	e.vol = true
+}
+
+// ExpireOf returns the expiry of key, whose entry is e, in unix
+// milliseconds: 0 if it has none. The key's shard must be locked.
+func (db *DB) ExpireOf(key []byte, e *Entry) int64 {
+	if !e.vol {
+		return 0
+	}
+	return db.shardFor(key).vol[string(key)]
+}
+
+// Expired reports whether key, whose entry is e, has an expiry that has
+// passed (the entry is not yet reclaimed). The key's shard must be locked.
+func (db *DB) Expired(key []byte, e *Entry, now int64) bool {
+	return e.vol && db.shardFor(key).vol[string(key)] <= now
 }
 
 // Size returns the number of keys (including not yet reclaimed expired
@@ -334,15 +355,17 @@ func (db *DB) Flush() {
 // Exists reports whether key is present and live, without side effects.
 // The key's shard (or the exclusive lock) must be held.
 func (db *DB) Exists(key []byte) bool {
-	e := db.shardFor(key).m[string(key)]
-	return e != nil && (e.exp == 0 || e.exp > Now())
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	return e != nil && (!e.vol || s.vol[string(key)] > Now())
 }
 
 // IsExpired reports whether key is present but logically expired (not
 // yet reclaimed). The key's shard (or the exclusive lock) must be held.
 func (db *DB) IsExpired(key []byte) bool {
-	e := db.shardFor(key).m[string(key)]
-	return e != nil && e.exp != 0 && e.exp <= Now()
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	return e != nil && e.vol && s.vol[string(key)] <= Now()
 }
 
 // ForEach calls fn for every live key until it returns false. Expired keys
@@ -350,8 +373,9 @@ func (db *DB) IsExpired(key []byte) bool {
 func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
 	now := Now()
 	for i := range db.shards {
-		for k, e := range db.shards[i].m {
-			if e.exp != 0 && e.exp <= now {
+		s := &db.shards[i]
+		for k, e := range s.m {
+			if e.vol && s.vol[k] <= now {
 				continue
 			}
 			if !fn(k, e) {

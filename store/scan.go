@@ -284,9 +284,6 @@ func (db *DB) RandomKey() (key string, e *Entry, ok bool) {
 // be locked.
 func (db *DB) PeekRaw(key []byte) *Entry { return db.shardFor(key).m[string(key)] }
 
-// Expired reports whether the entry has an expiry that has passed.
-func (e *Entry) Expired(now int64) bool { return e.exp != 0 && e.exp <= now }
-
 // CloneString returns a copy of a string entry with the same encoding and
 // no expiry (COPY).
 func (e *Entry) CloneString() *Entry {
