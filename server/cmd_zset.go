@@ -78,16 +78,49 @@ func parseScore(b []byte) (float64, bool) {
 	if len(b) == 0 || isSpace(b[0]) {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(hexFloat(b), 64)
+	f, err := parseFloat(b)
 	if err != nil || math.IsNaN(f) {
 		return 0, false
 	}
 	return f, true
 }
 
+// parseFloat reads b as C's strtod does for a whole argument. Integers of
+// up to 15 digits, the common case (scores from counters and timestamps),
+// convert exactly without strconv; nothing is allocated unless b is a hex
+// float without exponent.
+func parseFloat(b []byte) (float64, error) {
+	if len(b) > 0 && len(b) <= 16 {
+		neg := b[0] == '-'
+		d := b
+		if neg || b[0] == '+' {
+			d = b[1:]
+		}
+		if len(d) > 0 && len(d) <= 15 {
+			var v int64
+			for _, ch := range d {
+				if ch < '0' || ch > '9' {
+					goto general
+				}
+				v = v*10 + int64(ch-'0')
+			}
+			if neg {
+				if v == 0 {
+					goto general // -0
+				}
+				v = -v
+			}
+			return float64(v), nil
+		}
+	}
+general:
+	return strconv.ParseFloat(hexFloat(b), 64)
+}
+
 // hexFloat makes a C hex float without exponent ("0x10") acceptable to Go.
+// The result may share b's memory: strconv copies what it keeps in errors.
 func hexFloat(b []byte) string {
-	s := string(b)
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	t := s
 	if len(t) > 0 && (t[0] == '-' || t[0] == '+') {
 		t = t[1:]
@@ -98,7 +131,7 @@ func hexFloat(b []byte) string {
 				return s
 			}
 		}
-		return s + "p0"
+		return string(b) + "p0"
 	}
 	return s
 }
@@ -402,7 +435,7 @@ func parseRangeItem(b []byte) (float64, bool, bool) {
 	if len(b) == 0 {
 		return 0, ex, true
 	}
-	f, err := strconv.ParseFloat(hexFloat(b), 64)
+	f, err := parseFloat(b)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
 			return 0, false, false
