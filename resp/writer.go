@@ -75,9 +75,32 @@ func (w *Writer) header(c byte, n int) {
 
 // Bulk appends a bulk string.
 func (w *Writer) Bulk(b []byte) {
-	w.header('$', len(b))
-	w.Buf = append(w.Buf, b...)
-	w.Buf = append(w.Buf, '\r', '\n')
+	n := len(b)
+	if n >= 100 {
+		w.header('$', n)
+		w.Buf = append(w.Buf, b...)
+		w.Buf = append(w.Buf, '\r', '\n')
+		return
+	}
+	// Short strings (list elements, members, small values): one capacity
+	// check and the header's digits written directly.
+	l := len(w.Buf)
+	if cap(w.Buf)-l < n+7 {
+		w.Buf = append(w.Buf[:l:l], make([]byte, n+7)...)[:l]
+	}
+	buf := w.Buf[l : l+n+7]
+	buf[0] = '$'
+	i := 1
+	if n >= 10 {
+		buf[1] = byte('0' + n/10)
+		i = 2
+	}
+	buf[i] = byte('0' + n%10)
+	buf[i+1], buf[i+2] = '\r', '\n'
+	i += 3
+	i += copy(buf[i:], b)
+	buf[i], buf[i+1] = '\r', '\n'
+	w.Buf = w.Buf[:l+i+2]
 }
 
 // BulkString appends a bulk string.
