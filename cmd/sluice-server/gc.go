@@ -11,19 +11,70 @@ import (
 // (SET over an existing string overwrites in place), so the GC can run at
 // a lower target than Go's default of 100 for little CPU. Measured with
 // 1,000,000 keys of 64-byte values loaded by redis-cli --pipe: the live
-// heap is about 170 MB (redis-server's RSS: 168-179 MB), and RSS is
-// 203-209 MB at GOGC 100 or 50 and 196 MB at 25. GOGC in the environment
-// still wins.
+// heap is about 160 MB (redis-server's RSS: 168-179 MB), and RSS is
+// 203-209 MB at GOGC 100 or 50 and 196 MB at 25.
+//
+// A fixed 25% is too tight for a small heap, though: with 10 MB live, a
+// collection every 2.5 MB allocated (a ZADD or SET of new members at
+// 100k/s runs one every few tens of milliseconds), each taking CPU from
+// the clients on the same machine and adding assist time to the event
+// loops. So the GC may always let the heap grow by at least minHeadroom:
+// the percentage follows the live heap (tuneGC), 25 from 128 MB up.
+// GOGC in the environment still wins and turns the tuning off.
+const (
+	gcPercent   = 25
+	minHeadroom = 32 << 20
+)
+
 func init() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(25)
+	tune := os.Getenv("GOGC") == ""
+	if tune {
+		debug.SetGCPercent(percentFor(0))
 	}
-	if os.Getenv("SLUICE_IDLE_TRIM") != "0" {
-		go trimWhenIdle(500 * time.Millisecond)
+	go manageMemory(250*time.Millisecond, tune, os.Getenv("SLUICE_IDLE_TRIM") != "0")
+}
+
+// percentFor returns the GC percentage for a live heap of live bytes:
+// gcPercent, or more where that leaves less than minHeadroom.
+func percentFor(live uint64) int {
+	if live < 1<<20 {
+		live = 1 << 20
+	}
+	p := int((minHeadroom*100 + live - 1) / live)
+	return max(p, gcPercent)
+}
+
+func manageMemory(interval time.Duration, tune, trim bool) {
+	if !tune && !trim {
+		return
+	}
+	s := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	current := percentFor(0)
+	t := idleTrimmer{}
+	for range time.Tick(interval) {
+		metrics.Read(s)
+		if tune {
+			// Retune when the percentage moves by more than a tenth.
+			if p := percentFor(s[3].Value.Uint64()); p*10 < current*9 || p*10 > current*11 {
+				debug.SetGCPercent(p)
+				current = p
+			}
+		}
+		if trim && t.step(s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()) {
+			debug.FreeOSMemory()
+			metrics.Read(s)
+			t.last = s[0].Value.Uint64()
+		}
 	}
 }
 
-// trimWhenIdle gives free heap memory back to the OS once allocation stops.
+// idleTrimmer decides when to give free heap memory back to the OS: once
+// allocation stops.
 //
 // While a load runs, Go's heap holds garbage (the old tables of growing
 // maps, replaced values) up to the GC goal, and the background scavenger
@@ -36,40 +87,29 @@ func init() {
 // collection and release the free pages (debug.FreeOSMemory). It runs once
 // per busy-then-idle transition, never during steady allocation, where the
 // normal GC pacing applies. SLUICE_IDLE_TRIM=0 turns it off.
-func trimWhenIdle(interval time.Duration) {
-	const (
-		quiet   = 256 << 10 // bytes allocated in an interval that still count as idle
-		minFree = 4 << 20   // free, unreleased heap worth giving back
-	)
-	s := []metrics.Sample{
-		{Name: "/gc/heap/allocs:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
+type idleTrimmer struct {
+	last uint64 // bytes allocated so far at the previous step
+	busy bool   // the previous interval allocated
+}
+
+const (
+	quietAlloc = 256 << 10 // bytes allocated in an interval that still count as idle
+	minFree    = 4 << 20   // free, unreleased heap worth giving back
+)
+
+// step takes the interval's figures and reports whether to trim now.
+func (t *idleTrimmer) step(allocs, free, objects uint64) bool {
+	delta := allocs - t.last
+	t.last = allocs
+	if delta > quietAlloc {
+		t.busy = true
+		return false
 	}
-	metrics.Read(s)
-	last := s[0].Value.Uint64()
-	busy := false
-	for range time.Tick(interval) {
-		metrics.Read(s)
-		allocs := s[0].Value.Uint64()
-		delta := allocs - last
-		last = allocs
-		if delta > quiet {
-			busy = true
-			continue
-		}
-		if !busy {
-			continue
-		}
-		busy = false
-		// Free pages plus what a collection would free: the heap above the
-		// live data is mostly garbage after a load.
-		free, objects := s[1].Value.Uint64(), s[2].Value.Uint64()
-		if free+objects/8 < minFree {
-			continue
-		}
-		debug.FreeOSMemory()
-		metrics.Read(s)
-		last = s[0].Value.Uint64()
+	if !t.busy {
+		return false
 	}
+	t.busy = false
+	// Free pages plus what a collection would free: the heap above the
+	// live data is mostly garbage after a load.
+	return free+objects/8 >= minFree
 }
