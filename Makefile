@@ -2,7 +2,7 @@ GO ?= go
 # Extra arguments for scripts/bench-compare.sh, e.g. make bench-compare BENCH_ARGS="--rounds 5 --mem"
 BENCH_ARGS ?=
 
-.PHONY: build run test test-race bench bench-compare bench-mem fuzz fuzz-smoke lint ci
+.PHONY: build run test test-race bench bench-compare bench-setget bench-types bench-mem fuzz fuzz-smoke lint ci
 
 build:
 	$(GO) build -o bin/sluice-server ./cmd/sluice-server
@@ -28,6 +28,10 @@ bench:
 # request ratios as Markdown tables.
 bench-setget:
 	scripts/bench-compare.sh $(BENCH_ARGS)
+
+# Issue 3's acceptance run: the data-type tests at -P 1 and -P 16.
+bench-types:
+	scripts/bench-compare.sh --suite types $(BENCH_ARGS)
 
 # RSS of 1,000,000 keys with 64-byte values in each server.
 bench-mem:

@@ -9,6 +9,12 @@
 #   set/get P16    -c 50 -t set,get -r 100000 -n 2000000 -P 16
 #   set/get 1KB    -c 50 -t set,get -r 100000 -n 200000 -d 1024
 #
+# or, with --suite types, issue 3's data-type tests:
+#
+#   types P1       -c 50 -r 100000 -n 100000 -t lpush,rpush,lpop,rpop,sadd,
+#                  hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
+#   types P16      the same with -P 16 and -n 400000
+#
 # It prints, as Markdown tables, the median requests/s and p99 latency of
 # each test for both servers with the ratio sluice/redis, and the server CPU
 # time per request (utime+stime from /proc/PID/stat around each run).
@@ -21,6 +27,7 @@
 #   --mem-only   only the memory comparison
 #   --scale F    multiply request counts by F (e.g. 0.25 for a quick look)
 #   --keys N     keys for the memory comparison (default 1000000)
+#   --suite S    setget (default) or types
 #   --clients N  redis-benchmark connections (default 50, the issue's -c 50)
 #   --threads N  redis-benchmark --threads N (many-core machines: one
 #                benchmark thread cannot load a multi-loop server)
@@ -43,6 +50,7 @@ SERVER_CPUS=
 CLIENT_CPUS=
 SLUICE_BIN=
 REDIS_ARGS=
+SUITE=setget
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
@@ -52,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--keys) KEYS=$2; shift 2 ;;
 	--keys=*) KEYS=${1#*=}; shift ;;
 	--clients) CLIENTS=$2; shift 2 ;;
+	--suite) SUITE=$2; shift 2 ;;
 	--threads) BTHREADS=$2; shift 2 ;;
 	--server-cpus) SERVER_CPUS=$2; shift 2 ;;
 	--client-cpus) CLIENT_CPUS=$2; shift 2 ;;
@@ -212,11 +221,23 @@ if [ "$THROUGHPUT" = 1 ]; then
 	echo "redis-server pid $REDIS_PID port $REDIS_PORT; sluice-server pid $SLUICE_PID port $SLUICE_PORT; $ROUNDS round(s)" >&2
 	N1=$(scaled 200000)
 	N16=$(scaled 2000000)
-	SUITES=(
-		"set/get P1|$N1|-c $CLIENTS -t set,get -r 100000 -P 1"
-		"set/get P16|$N16|-c $CLIENTS -t set,get -r 100000 -P 16"
-		"set/get 1KB|$N1|-c $CLIENTS -t set,get -r 100000 -d 1024"
-	)
+	case "$SUITE" in
+	setget)
+		SUITES=(
+			"set/get P1|$N1|-c $CLIENTS -t set,get -r 100000 -P 1"
+			"set/get P16|$N16|-c $CLIENTS -t set,get -r 100000 -P 16"
+			"set/get 1KB|$N1|-c $CLIENTS -t set,get -r 100000 -d 1024"
+		)
+		;;
+	types)
+		TYPES=lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
+		SUITES=(
+			"types P1|$(scaled 100000)|-c $CLIENTS -t $TYPES -r 100000 -P 1"
+			"types P16|$(scaled 400000)|-c $CLIENTS -t $TYPES -r 100000 -P 16"
+		)
+		;;
+	*) echo "--suite must be setget or types" >&2; exit 2 ;;
+	esac
 	for round in $(seq 1 "$ROUNDS"); do
 		for s in "${SUITES[@]}"; do
 			IFS='|' read -r suite n args <<<"$s"
