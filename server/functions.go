@@ -196,7 +196,7 @@ func (vm *luaVM) registerFunction(L *lua.LState) int {
 			raiseRedisError(L, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")
 		}
 		var errText string
-		t.ForEach(func(k, v lua.LValue) {
+		luaForEach(t, func(k, v lua.LValue) {
 			if errText != "" {
 				return
 			}
