@@ -936,4 +936,3 @@ func luaStringDump(L *lua.LState) int {
 	L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
 	return 1
 }
-
