@@ -30,6 +30,12 @@ type luaVM struct {
 	// proxy getmetatable(_G) returns): setmetatable on them fails.
 	ro      map[*lua.LTable]bool
 	envMeta *lua.LTable // what getmetatable(_G) returns
+	envMT   *lua.LTable // _G's real metatable: __index is the globals
+	// loadGlobals are the only globals of a library's load run (the
+	// functions VM): redis with register_function, log and the
+	// constants; any other name is an error (function_lua.c's
+	// LIBRARY_API_NAME table).
+	loadGlobals *lua.LTable
 	ctx     context.Context
 	cancel  context.CancelFunc
 }
@@ -121,7 +127,21 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	em.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
 	em.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(env, em)
+	vm.envMT = em
 	vm.ro[env] = true
+	if fnMode {
+		rt := vm.redisLib()
+		lr := L.NewTable()
+		lr.RawSetString("register_function", L.NewFunction(vm.registerFunction))
+		for _, name := range []string{"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING",
+			"REDIS_VERSION", "REDIS_VERSION_NUM"} {
+			lr.RawSetString(name, rt.RawGetString(name))
+		}
+		lg := L.NewTable()
+		lg.RawSetString("redis", vm.readonly(lr, gm))
+		L.SetMetatable(lg, gm)
+		vm.loadGlobals = lg
+	}
 	vm.envMeta = vm.readonly(em)
 	setmeta, getmeta := orig.RawGetString("setmetatable"), orig.RawGetString("getmetatable")
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
@@ -171,11 +191,15 @@ func readonlyNewIndex(L *lua.LState) int {
 	return 0
 }
 
-// readonly returns an empty proxy reading from t whose writes fail.
-func (vm *luaVM) readonly(t *lua.LTable) *lua.LTable {
+// readonly returns an empty proxy reading from t whose writes fail; a
+// missing name calls onMiss's __index when given.
+func (vm *luaVM) readonly(t *lua.LTable, onMiss ...*lua.LTable) *lua.LTable {
 	L := vm.L
 	cp := L.NewTable()
 	luaForEach(t, func(k, v lua.LValue) { cp.RawSet(k, v) })
+	if len(onMiss) > 0 {
+		L.SetMetatable(cp, onMiss[0])
+	}
 	p := L.NewTable()
 	m := L.NewTable()
 	m.RawSetString("__index", cp)
@@ -275,9 +299,6 @@ func (vm *luaVM) redisLib() *lua.LTable {
 		return 0
 	})
 	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
-	if vm.fnMode {
-		set("register_function", vm.registerFunction)
-	}
 	t.RawSetString("REDIS_VERSION", lua.LString(Version))
 	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(7<<16|0<<8|15))
 	for name, v := range map[string]int{"LOG_DEBUG": logDebug, "LOG_VERBOSE": logVerbose, "LOG_NOTICE": logNotice,
