@@ -36,8 +36,8 @@ type luaVM struct {
 	// constants; any other name is an error (function_lua.c's
 	// LIBRARY_API_NAME table).
 	loadGlobals *lua.LTable
-	ctx     context.Context
-	cancel  context.CancelFunc
+	ctx         context.Context
+	cancel      context.CancelFunc
 }
 
 const (
