@@ -444,10 +444,79 @@ func (vm *luaVM) errHandler(L *lua.LState) int {
 		}
 		t.RawSetString("source", lua.LString(src))
 		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		if msg, ok := e.(lua.LString); ok && lvl == 1 && strings.HasSuffix(string(msg), luaCallErr) {
+			if desc := describeFailedCall(L, dbg); desc != "" {
+				m := strings.TrimSuffix(string(msg), luaCallErr) + "attempt to call " + desc
+				t.RawSetString("err", lua.LString("ERR "+m))
+			}
+		}
 		break
 	}
 	L.Push(t)
 	return 1
+}
+
+const luaCallErr = "attempt to call a non-function object"
+
+// describeFailedCall finds, for gopher-lua's bare "attempt to call a
+// non-function object", what Lua 5.1 would say after "attempt to call ":
+// "global 'f' (a nil value)", "field 'x' (a nil value)", "a nil value"...
+// The frame stopped at a call on its current line whose function register
+// holds a value that cannot be called; the instruction that loaded that
+// register tells the kind of name (luaG_typeerror's getobjname).
+func describeFailedCall(L *lua.LState, dbg *lua.Debug) string {
+	fv, err := L.GetInfo("f", dbg, lua.LNil)
+	f, ok := fv.(*lua.LFunction)
+	if err != nil || !ok || f.IsG || f.Proto == nil {
+		return ""
+	}
+	p := f.Proto
+	op := func(inst uint32) int { return int(inst >> 26) }
+	argA := func(inst uint32) int { return int(inst>>18) & 0xff }
+	for pc := len(p.Code) - 1; pc >= 0; pc-- {
+		inst := p.Code[pc]
+		if pc >= len(p.DbgSourcePositions) || p.DbgSourcePositions[pc] != dbg.CurrentLine ||
+			(op(inst) != lua.OP_CALL && op(inst) != lua.OP_TAILCALL) {
+			continue
+		}
+		a := argA(inst)
+		name, v := L.GetLocal(dbg, a+1)
+		if name == "" || v.Type() == lua.LTFunction || L.GetMetaField(v, "__call") != lua.LNil {
+			continue
+		}
+		typ := "a " + v.Type().String() + " value"
+		callName := ""
+		for _, c := range p.DbgCalls {
+			if c.Pc == pc {
+				callName = c.Name
+			}
+		}
+		kind := ""
+		for j := pc - 1; j >= 0 && callName != "" && callName != "(anonymous)"; j-- {
+			prev := p.Code[j]
+			if argA(prev) != a {
+				continue
+			}
+			switch op(prev) {
+			case lua.OP_GETGLOBAL:
+				kind = "global"
+			case lua.OP_GETTABLEKS, lua.OP_GETTABLE:
+				kind = "field"
+			case lua.OP_SELF:
+				kind = "method"
+			case lua.OP_GETUPVAL:
+				kind = "upvalue"
+			case lua.OP_MOVE:
+				kind = "local"
+			}
+			break
+		}
+		if kind == "" || (callName == "?" && kind != "field") {
+			return typ
+		}
+		return kind + " '" + callName + "' (" + typ + ")"
+	}
+	return ""
 }
 
 // redisCall implements redis.call (raise) and redis.pcall.
