@@ -86,8 +86,9 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 	if nl < 0 {
 		return "", "Invalid library metadata"
 	}
-	parts := strings.Fields(code[:nl])
-	if len(parts) == 0 {
+	// The shebang line is split as sdssplitargs does: name="foo" is foo.
+	parts, ok := splitConfigArgs(code[:nl])
+	if !ok || len(parts) == 0 {
 		return "", "Invalid library metadata"
 	}
 	engine := parts[0][2:]
@@ -130,12 +131,12 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 	// (LOAD_TIMEOUT_MS): a load that loops forever must not hold the server.
 	ctx, cancel := context.WithTimeout(vm.ctx, loadTimeout)
 	L.SetContext(ctx)
-	// math is not among the load run's globals in Redis 7.0 (nor are
-	// redis.call and friends: see notAtLoad).
-	mathLib := vm.globals.RawGetString("math")
-	vm.globals.RawSetString("math", lua.LNil)
+	// The load run sees only the library API as its globals (Redis 7.0
+	// swaps the __index of the globals' metatable the same way); the
+	// functions it registers see the full globals when called.
+	vm.envMT.RawSetString("__index", vm.loadGlobals)
 	perr := pcallLoad(L)
-	vm.globals.RawSetString("math", mathLib)
+	vm.envMT.RawSetString("__index", vm.globals)
 	L.SetContext(vm.ctx)
 	timedOut := ctx.Err() == context.DeadlineExceeded
 	cancel()
@@ -158,7 +159,7 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 		return "", "No functions registered"
 	}
 	for fname := range lib.funcs {
-		if f := fs.funcs[fname]; f != nil && f.lib != old {
+		if f := fs.funcs[strings.ToLower(fname)]; f != nil && f.lib != old {
 			return "", "Function " + fname + " already exists"
 		}
 	}
@@ -167,7 +168,7 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 	}
 	fs.libs[name] = lib
 	for fname, f := range lib.funcs {
-		fs.funcs[fname] = f
+		fs.funcs[strings.ToLower(fname)] = f
 	}
 	return name, ""
 }
@@ -175,7 +176,7 @@ func (st *scriptingState) loadLibrary(code string, replace bool) (string, string
 func (st *scriptingState) unlinkLibrary(lib *luaLibrary) {
 	delete(st.fn.libs, lib.name)
 	for fname := range lib.funcs {
-		delete(st.fn.funcs, fname)
+		delete(st.fn.funcs, strings.ToLower(fname))
 	}
 }
 
@@ -196,7 +197,7 @@ func (vm *luaVM) registerFunction(L *lua.LState) int {
 			raiseRedisError(L, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")
 		}
 		var errText string
-		t.ForEach(func(k, v lua.LValue) {
+		luaForEach(t, func(k, v lua.LValue) {
 			if errText != "" {
 				return
 			}
@@ -312,7 +313,11 @@ func fcallCommand(c *Client, args [][]byte, ro bool) {
 	c.srv.feedMonitors(c, c.dbi, args, false) // before the commands it runs
 	st := c.srv.scripting()
 	fs := st.functions()
+	// Function names are looked up ignoring case (functionDictType).
 	f := fs.funcs[string(args[1])]
+	if f == nil {
+		f = fs.funcs[strings.ToLower(string(args[1]))]
+	}
 	if f == nil {
 		c.w.Error("ERR Function not found")
 		return
@@ -591,18 +596,18 @@ func functionRestoreCommand(c *Client, args [][]byte) {
 		if newLibs[k] == nil {
 			libs[k] = v
 			for fk, fv := range v.funcs {
-				funcs[fk] = fv
+				funcs[strings.ToLower(fk)] = fv
 			}
 		}
 	}
 	for k, v := range newLibs {
 		for fk, fv := range v.funcs {
-			if funcs[fk] != nil {
+			if funcs[strings.ToLower(fk)] != nil {
 				c.w.Error("ERR Function " + fk + " already exists")
 				fs.libs, fs.funcs = saveLibs, saveFuncs
 				return
 			}
-			funcs[fk] = fv
+			funcs[strings.ToLower(fk)] = fv
 		}
 		libs[k] = v
 	}

@@ -76,7 +76,7 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			return append(b, 0xc0)
 		}
 		count, max, isArray := 0, 0, true
-		v.ForEach(func(k, _ lua.LValue) {
+		luaForEach(v, func(k, _ lua.LValue) {
 			n, ok := k.(lua.LNumber)
 			if !ok || n <= 0 || float64(n) != math.Floor(float64(n)) {
 				isArray = false
@@ -95,9 +95,9 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		count = 0
-		v.ForEach(func(_, _ lua.LValue) { count++ })
+		luaForEach(v, func(_, _ lua.LValue) { count++ })
 		b = mpHeader(b, count, 0x80, 0xde, 0xdf)
-		v.ForEach(func(k, val lua.LValue) {
+		luaForEach(v, func(k, val lua.LValue) {
 			b = mpEncode(b, k, level+1)
 			b = mpEncode(b, val, level+1)
 		})

@@ -26,8 +26,18 @@ type luaVM struct {
 	handler *lua.LFunction
 	st      *scriptingState
 	fnMode  bool // the functions VM (FCALL, FUNCTION LOAD)
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// ro holds the read-only proxies (the library tables, _G and the
+	// proxy getmetatable(_G) returns): setmetatable on them fails.
+	ro      map[*lua.LTable]bool
+	envMeta *lua.LTable // what getmetatable(_G) returns
+	envMT   *lua.LTable // _G's real metatable: __index is the globals
+	// loadGlobals are the only globals of a library's load run (the
+	// functions VM): redis with register_function, log and the
+	// constants; any other name is an error (function_lua.c's
+	// LIBRARY_API_NAME table).
+	loadGlobals *lua.LTable
+	ctx         context.Context
+	cancel      context.CancelFunc
 }
 
 const (
@@ -53,7 +63,7 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	// Redis lets a script hold about 8000 values on its stack (unpack of a
 	// 7999-element table is in its tests): the registry grows on demand.
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistryMaxSize: 1 << 20, RegistryGrowStep: 1024})
-	vm := &luaVM{L: L, st: st, fnMode: fnMode}
+	vm := &luaVM{L: L, st: st, fnMode: fnMode, ro: map[*lua.LTable]bool{}}
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -70,6 +80,27 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	}
 	env := L.NewTable()
 	vm.globals, vm.env = g, env
+
+	strLib := orig.RawGetString("string").(*lua.LTable)
+	strLib.RawSetString("dump", L.NewFunction(luaStringDump))
+	g.RawSetString("loadstring", L.NewFunction(luaLoadstring))
+	tostr := orig.RawGetString("tostring")
+	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		// Lua 5.1 prints numbers with "%.14g" (LUAI_NUMFFORMAT).
+		if L.GetTop() == 0 {
+			L.RaiseError("bad argument #1 to 'tostring' (value expected)")
+		}
+		if n, ok := L.Get(1).(lua.LNumber); ok {
+			L.Push(lua.LString(fmtG14(float64(n))))
+			return 1
+		}
+		L.Insert(tostr, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+	mathLib := orig.RawGetString("math").(*lua.LTable)
+	mathLib.RawSetString("random", L.NewFunction(vm.mathRandom))
+	mathLib.RawSetString("randomseed", L.NewFunction(vm.mathRandomseed))
 
 	// Libraries: copied into fresh tables, exposed read-only.
 	for _, name := range []string{"string", "table", "math"} {
@@ -96,6 +127,57 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	em.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
 	em.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(env, em)
+	vm.envMT = em
+	vm.ro[env] = true
+	if fnMode {
+		rt := vm.redisLib()
+		lr := L.NewTable()
+		lr.RawSetString("register_function", L.NewFunction(vm.registerFunction))
+		for _, name := range []string{"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING",
+			"REDIS_VERSION", "REDIS_VERSION_NUM"} {
+			lr.RawSetString(name, rt.RawGetString(name))
+		}
+		lg := L.NewTable()
+		lg.RawSetString("redis", vm.readonly(lr, gm))
+		L.SetMetatable(lg, gm)
+		vm.loadGlobals = lg
+	}
+	vm.envMeta = vm.readonly(em)
+	setmeta, getmeta := orig.RawGetString("setmetatable"), orig.RawGetString("getmetatable")
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		// Redis's read-only tables refuse a new metatable like any write.
+		t, ok := L.Get(1).(*lua.LTable)
+		if !ok {
+			L.RaiseError("bad argument #1 to 'setmetatable' (table expected, got %s)", luaTypeName(L.Get(1)))
+		}
+		if m := L.Get(2); m != lua.LNil && m.Type() != lua.LTTable {
+			L.RaiseError("bad argument #2 to 'setmetatable' (nil or table expected)")
+		}
+		if vm.ro[t] {
+			L.Error(lua.LString(errReadonlyTable), 0)
+		}
+		L.Insert(setmeta, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+		// _G's metatable is itself read-only; the library tables have
+		// none (their proxies' metatables are an implementation detail).
+		if L.GetTop() == 0 {
+			L.RaiseError("bad argument #1 to 'getmetatable' (value expected)")
+		}
+		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
+			if t == env {
+				L.Push(vm.envMeta)
+			} else {
+				L.Push(lua.LNil)
+			}
+			return 1
+		}
+		L.Insert(getmeta, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
 	L.G.Global = env
 	L.Env = env
 	vm.handler = L.NewFunction(vm.errHandler)
@@ -109,17 +191,22 @@ func readonlyNewIndex(L *lua.LState) int {
 	return 0
 }
 
-// readonly returns an empty proxy reading from t whose writes fail.
-func (vm *luaVM) readonly(t *lua.LTable) *lua.LTable {
+// readonly returns an empty proxy reading from t whose writes fail; a
+// missing name calls onMiss's __index when given.
+func (vm *luaVM) readonly(t *lua.LTable, onMiss ...*lua.LTable) *lua.LTable {
 	L := vm.L
 	cp := L.NewTable()
-	t.ForEach(func(k, v lua.LValue) { cp.RawSet(k, v) })
+	luaForEach(t, func(k, v lua.LValue) { cp.RawSet(k, v) })
+	if len(onMiss) > 0 {
+		L.SetMetatable(cp, onMiss[0])
+	}
 	p := L.NewTable()
 	m := L.NewTable()
 	m.RawSetString("__index", cp)
 	m.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
 	m.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(p, m)
+	vm.ro[p] = true
 	return p
 }
 
@@ -147,6 +234,14 @@ func compileErrorText(err error, chunk, src string) string {
 			pe.Message = "unfinished string"
 		}
 		msg := pe.Message
+		if msg == "Invalid token" {
+			// A character the lexer rejects: Lua 5.1 names control
+			// characters by code (luaX_token2str).
+			msg = "unexpected symbol"
+			if len(tok) == 1 && (tok[0] < ' ' || tok[0] == 127) {
+				near = "'char(" + strconv.Itoa(int(tok[0])) + ")'"
+			}
+		}
 		if msg == "syntax error" {
 			msg = "unexpected symbol"
 		}
@@ -204,9 +299,6 @@ func (vm *luaVM) redisLib() *lua.LTable {
 		return 0
 	})
 	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
-	if vm.fnMode {
-		set("register_function", vm.registerFunction)
-	}
 	t.RawSetString("REDIS_VERSION", lua.LString(Version))
 	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(7<<16|0<<8|15))
 	for name, v := range map[string]int{"LOG_DEBUG": logDebug, "LOG_VERBOSE": logVerbose, "LOG_NOTICE": logNotice,
@@ -290,11 +382,24 @@ func (vm *luaVM) luaPcall(L *lua.LState) int {
 		L.ArgError(1, "value expected")
 	}
 	base := 0
+	fn, _ := L.Get(1).(*lua.LFunction)
 	err := L.PCall(n-1, lua.MultRet, nil)
 	if err != nil {
 		obj := lua.LValue(lua.LString(err.Error()))
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
+		}
+		if msg, ok := obj.(lua.LString); ok {
+			s := luaErrorText(string(msg))
+			// A Go function called by pcall itself raised this: Lua 5.1's
+			// luaL_error would name pcall's position (a C function: none),
+			// where gopher-lua names the script line calling pcall.
+			if fn != nil && fn.IsG {
+				if where := L.Where(1); where != "" {
+					s = strings.TrimPrefix(s, where+" ")
+				}
+			}
+			obj = lua.LString(s)
 		}
 		if t, ok := obj.(*lua.LTable); ok {
 			if s, ok := t.RawGetString("err").(lua.LString); ok {
@@ -317,7 +422,7 @@ func (vm *luaVM) errHandler(L *lua.LState) int {
 	t, ok := e.(*lua.LTable)
 	if !ok {
 		t = L.CreateTable(0, 3)
-		t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(e)))
+		t.RawSetString("err", lua.LString("ERR "+luaErrorText(lua.LVAsString(e))))
 		if e.Type() != lua.LTString && e.Type() != lua.LTNumber {
 			t.RawSetString("err", lua.LString("ERR "+e.String()))
 		}
@@ -333,12 +438,85 @@ func (vm *luaVM) errHandler(L *lua.LState) int {
 		if dbg.What == "G" || dbg.CurrentLine < 0 {
 			continue
 		}
-		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		src := "@" + dbg.Source
+		if inner, ok := strings.CutPrefix(dbg.Source, `[string "`); ok && strings.HasSuffix(inner, `"]`) && !strings.HasSuffix(inner, `..."]`) {
+			src = strings.TrimSuffix(inner, `"]`) // loadstring's chunk name
+		}
+		t.RawSetString("source", lua.LString(src))
 		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		if msg, ok := e.(lua.LString); ok && lvl == 1 && strings.HasSuffix(string(msg), luaCallErr) {
+			if desc := describeFailedCall(L, dbg); desc != "" {
+				m := strings.TrimSuffix(string(msg), luaCallErr) + "attempt to call " + desc
+				t.RawSetString("err", lua.LString("ERR "+m))
+			}
+		}
 		break
 	}
 	L.Push(t)
 	return 1
+}
+
+const luaCallErr = "attempt to call a non-function object"
+
+// describeFailedCall finds, for gopher-lua's bare "attempt to call a
+// non-function object", what Lua 5.1 would say after "attempt to call ":
+// "global 'f' (a nil value)", "field 'x' (a nil value)", "a nil value"...
+// The frame stopped at a call on its current line whose function register
+// holds a value that cannot be called; the instruction that loaded that
+// register tells the kind of name (luaG_typeerror's getobjname).
+func describeFailedCall(L *lua.LState, dbg *lua.Debug) string {
+	fv, err := L.GetInfo("f", dbg, lua.LNil)
+	f, ok := fv.(*lua.LFunction)
+	if err != nil || !ok || f.IsG || f.Proto == nil {
+		return ""
+	}
+	p := f.Proto
+	op := func(inst uint32) int { return int(inst >> 26) }
+	argA := func(inst uint32) int { return int(inst>>18) & 0xff }
+	for pc := len(p.Code) - 1; pc >= 0; pc-- {
+		inst := p.Code[pc]
+		if pc >= len(p.DbgSourcePositions) || p.DbgSourcePositions[pc] != dbg.CurrentLine ||
+			(op(inst) != lua.OP_CALL && op(inst) != lua.OP_TAILCALL) {
+			continue
+		}
+		a := argA(inst)
+		name, v := L.GetLocal(dbg, a+1)
+		if name == "" || v.Type() == lua.LTFunction || L.GetMetaField(v, "__call") != lua.LNil {
+			continue
+		}
+		typ := "a " + v.Type().String() + " value"
+		callName := ""
+		for _, c := range p.DbgCalls {
+			if c.Pc == pc {
+				callName = c.Name
+			}
+		}
+		kind := ""
+		for j := pc - 1; j >= 0 && callName != "" && callName != "(anonymous)"; j-- {
+			prev := p.Code[j]
+			if argA(prev) != a {
+				continue
+			}
+			switch op(prev) {
+			case lua.OP_GETGLOBAL:
+				kind = "global"
+			case lua.OP_GETTABLEKS, lua.OP_GETTABLE:
+				kind = "field"
+			case lua.OP_SELF:
+				kind = "method"
+			case lua.OP_GETUPVAL:
+				kind = "upvalue"
+			case lua.OP_MOVE:
+				kind = "local"
+			}
+			break
+		}
+		if kind == "" || (callName == "?" && kind != "field") {
+			return typ
+		}
+		return kind + " '" + callName + "' (" + typ + ")"
+	}
+	return ""
 }
 
 // redisCall implements redis.call (raise) and redis.pcall.
@@ -631,9 +809,9 @@ func writeLuaReply(c *Client, v lua.LValue, resp3 bool, depth int) {
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			n := 0
-			m.ForEach(func(_, _ lua.LValue) { n++ })
+			luaForEach(m, func(_, _ lua.LValue) { n++ })
 			w.Map(n)
-			m.ForEach(func(k, val lua.LValue) {
+			luaForEach(m, func(k, val lua.LValue) {
 				writeLuaReply(c, k, resp3, depth+1)
 				writeLuaReply(c, val, resp3, depth+1)
 			})
@@ -641,9 +819,9 @@ func writeLuaReply(c *Client, v lua.LValue, resp3 bool, depth int) {
 		}
 		if m, ok := v.RawGetString("set").(*lua.LTable); ok {
 			n := 0
-			m.ForEach(func(_, _ lua.LValue) { n++ })
+			luaForEach(m, func(_, _ lua.LValue) { n++ })
 			w.Set(n)
-			m.ForEach(func(k, _ lua.LValue) { writeLuaReply(c, k, resp3, depth+1) })
+			luaForEach(m, func(k, _ lua.LValue) { writeLuaReply(c, k, resp3, depth+1) })
 			return
 		}
 		n := 0
@@ -674,4 +852,177 @@ func (vm *luaVM) notAtLoad(L *lua.LState, name string) {
 	if vm.st.fn.loading != nil {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
 	}
+}
+
+// The scripts' PRNG is Redis's redisLrand48: the 48-bit linear
+// congruential generator of lrand48, starting from srand48's fixed state,
+// so that a seeded sequence matches Redis's on every platform.
+const (
+	rand48Init = 0x1234ABCD330E
+	rand48Mul  = 0x5DEECE66D
+	rand48Max  = math.MaxInt32
+)
+
+func (st *scriptingState) lrand48() int32 {
+	st.rand48 = (st.rand48*rand48Mul + 0xB) & (1<<48 - 1)
+	return int32(st.rand48 >> 17)
+}
+
+// luaCheckInt is luaL_checkint: a number or a numeric string, truncated.
+func luaCheckInt(L *lua.LState, i int) int {
+	v := L.Get(i)
+	switch n := v.(type) {
+	case lua.LNumber:
+		return int(int32(int64(n)))
+	case lua.LString:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(string(n)), 64); err == nil {
+			return int(int32(int64(f)))
+		}
+	}
+	L.ArgError(i, "number expected, got "+luaTypeName(v))
+	return 0
+}
+
+func luaTypeName(v lua.LValue) string {
+	if v == lua.LNil {
+		return "no value"
+	}
+	return v.Type().String()
+}
+
+// mathRandom is Redis's math.random (Lua 5.1's, over redisLrand48).
+func (vm *luaVM) mathRandom(L *lua.LState) int {
+	if vm.st.cur == nil {
+		L.RaiseError("math.random can only be called inside a script invocation")
+	}
+	r := float64(vm.st.lrand48()%rand48Max) / float64(rand48Max)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := luaCheckInt(L, 1)
+		if u < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+	case 2:
+		l, u := luaCheckInt(L, 1), luaCheckInt(L, 2)
+		if l > u {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+func (vm *luaVM) mathRandomseed(L *lua.LState) int {
+	if vm.st.cur == nil {
+		L.RaiseError("math.randomseed can only be called inside a script invocation")
+	}
+	seed := uint32(int32(luaCheckInt(L, 1)))
+	vm.st.rand48 = uint64(seed)<<16 | 0x330E
+	return 0
+}
+
+// luaErrorText brings a gopher-lua error message closer to Lua 5.1's:
+// "bad argument #1 to 'name' (...)" quotes the function name.
+func luaErrorText(s string) string {
+	i := strings.Index(s, "bad argument #")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+len("bad argument #"):]
+	j := strings.Index(rest, " to ")
+	if j < 0 || j > 3 {
+		return s
+	}
+	name := rest[j+4:]
+	k := strings.Index(name, " (")
+	if k <= 0 || name[0] == '\'' {
+		return s
+	}
+	at := i + len("bad argument #") + j + 4
+	fname := name[:k]
+	if fname == "(anonymous)" {
+		fname = "?"
+	}
+	return s[:at] + "'" + fname + "'" + s[at+k:]
+}
+
+// luaForEach visits t's pairs in the order of next() (the array part,
+// then the hash part in insertion order), unlike LTable.ForEach, which
+// ranges over Go maps: encodings and replies built from a table must
+// not change from one run to the next.
+func luaForEach(t *lua.LTable, cb func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		cb(k, v)
+	}
+}
+
+// luaChunkID is Lua 5.1's luaO_chunkid for a chunk loaded from a string:
+// [string "first line..."], and =name / @file as given.
+func luaChunkID(source string) string {
+	const idSize = 60
+	if i := strings.IndexByte(source, 0); i >= 0 {
+		source = source[:i]
+	}
+	switch {
+	case strings.HasPrefix(source, "="):
+		if len(source)-1 > idSize-1 {
+			return source[1:idSize]
+		}
+		return source[1:]
+	case strings.HasPrefix(source, "@"):
+		name := source[1:]
+		if max := idSize - 1; len(name) > max {
+			name = "..." + name[len(name)-max+3:]
+		}
+		return name
+	}
+	n := strings.IndexAny(source, "\n\r")
+	if n < 0 {
+		n = len(source)
+	}
+	limit := idSize - len(" [string \"...\"] ") - 1
+	if n > limit {
+		n = limit
+	}
+	if n < len(source) {
+		return `[string "` + source[:n] + `..."]`
+	}
+	return `[string "` + source + `"]`
+}
+
+// luaLoadstring is Lua 5.1's loadstring(s [, chunkname]): the compiled
+// chunk, or nil and the compile error. A precompiled (binary) chunk is
+// only ever read as source text, as Redis's Lua does since it refused
+// bytecode loading.
+func luaLoadstring(L *lua.LState) int {
+	src := L.CheckString(1)
+	name := L.OptString(2, src)
+	chunk := luaChunkID(name)
+	proto, err := compileLua(src, chunk)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(compileErrorText(err, chunk, src)))
+		return 2
+	}
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = L.Env
+	L.Push(fn)
+	return 1
+}
+
+// luaStringDump stands for string.dump: gopher-lua has no bytecode to
+// give, so the result is a bare Lua 5.1 chunk header, which (like any
+// binary chunk in Redis) cannot be loaded back.
+func luaStringDump(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	if fn.IsG {
+		L.RaiseError("unable to dump given function")
+	}
+	L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+	return 1
 }

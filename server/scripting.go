@@ -116,6 +116,10 @@ type scriptingState struct {
 	// dispatcher's only hot-path cost is loading it.
 	busySince atomic.Int64
 	fn        functionsState
+	// rand48 is the state of the scripts' math.random (Redis's
+	// redisLrand48, shared by EVAL and functions, never reseeded
+	// implicitly).
+	rand48 uint64
 }
 
 func (s *Server) scripting() *scriptingState {
@@ -123,6 +127,7 @@ func (s *Server) scripting() *scriptingState {
 	st.mu.Lock()
 	if st.srv == nil {
 		st.srv = s
+		st.rand48 = rand48Init
 		st.scripts = map[string]*evalScript{}
 		st.fn.libs = map[string]*luaLibrary{}
 		st.fn.funcs = map[string]*luaFunction{}
