@@ -57,6 +57,7 @@ type Keyspace struct {
 
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
+	lfu         lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 }
@@ -176,7 +177,7 @@ func (db *DB) Lookup(key []byte) *Entry {
 		return nil
 	}
 	if !db.ks.NoTouch {
-		e.lru = LRUClock()
+		db.ks.touch(e)
 	}
 	return e
 }
@@ -220,7 +221,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	} else {
 		e.exp = 0
 	}
-	e.lru = LRUClock()
+	e.lru = db.ks.newLRU(old)
 	s.m[string(key)] = e
 	db.Modified(key)
 	if old == nil && db.ks.OnCreated != nil {
@@ -235,7 +236,7 @@ func (db *DB) Add(key []byte, e *Entry) {
 	if s.m == nil {
 		s.m = make(map[string]*Entry)
 	}
-	e.lru = LRUClock()
+	e.lru = db.ks.newLRU(nil)
 	if e.exp != 0 {
 		if s.vol == nil {
 			s.vol = make(map[string]struct{})
