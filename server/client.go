@@ -259,7 +259,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
 		return
 	}
-	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd) {
+	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
 		return
 	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {

@@ -94,6 +94,7 @@ type Config struct {
 	busyThreshold atomic.Int64
 	maxMemory     atomic.Int64
 	evictSamples  atomic.Int64 // maxmemory-samples
+	mmPolicy      atomic.Int64 // maxmemory-policy (evict.go's pol* flags)
 	evictTenacity atomic.Int64 // maxmemory-eviction-tenacity
 	lfuLogFactor  atomic.Int64
 	lfuDecayTime  atomic.Int64
@@ -299,7 +300,10 @@ var params = []*param{
 	enumP("syslog-facility", "local0", "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7").imm(),
 	enumP("repl-diskless-load", "disabled", "disabled", "on-empty-db", "swapdb"),
 	enumP("loglevel", "notice", "debug", "verbose", "notice", "warning"),
-	enumP("maxmemory-policy", "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction").onSet(mmApply(nil)),
+	enumP("maxmemory-policy", "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction").onSet(func(cfg *Config, v string) error {
+		cfg.mmPolicy.Store(parsePolicy(v))
+		return mmApply(nil)(cfg, v)
+	}),
 	enumP("appendfsync", "everysec", "everysec", "always", "no"),
 	enumP("oom-score-adj", "no", "no", "yes", "relative", "absolute").vals(0, 1, 1, 2),
 	enumP("acl-pubsub-default", "resetchannels", "allchannels", "resetchannels").vals(1, 0),

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -285,7 +286,7 @@ func (s *Server) sampler() {
 // parameters (at start-up and after CONFIG SET).
 func (s *Server) maxmemoryChanged() {
 	ev := s.ev
-	pol := parsePolicy(s.cfg.Get("maxmemory-policy"))
+	pol := s.cfg.mmPolicy.Load()
 	ev.policy.Store(pol)
 	s.ks.SetLFU(pol&polLFU != 0)
 	s.ks.SetLFUParams(s.cfg.lfuLogFactor.Load(), s.cfg.lfuDecayTime.Load())
@@ -355,6 +356,21 @@ func (s *Server) usedMemory(heap uint64) uint64 {
 	return uint64(max(0, ev.used()))
 }
 
+// infoUsedMemory is INFO's used_memory. Redis evicts before every command,
+// INFO included, so it never reports more than maxmemory while something
+// can be evicted; the check before the command used the sampled figure, so
+// with a fresh one over the limit INFO evicts first (when it runs outside
+// a transaction or script, which hold keyspace locks).
+func (s *Server) infoUsedMemory(c *Client, heap uint64) uint64 {
+	used := s.usedMemory(heap)
+	if mm := s.cfg.maxMemory.Load(); mm != 0 && int64(used) > mm && c != nil && !c.inExec && !c.fromScript &&
+		s.lua.busySince.Load() == 0 {
+		s.performEvictions(c.slot)
+		used = uint64(max(0, s.ev.used()))
+	}
+	return used
+}
+
 // overMaxmemory reports whether used memory is above maxmemory.
 func (s *Server) overMaxmemory() bool {
 	mm := s.cfg.maxMemory.Load()
@@ -377,7 +393,7 @@ func evictionTimeLimit(tenacity int64) time.Duration {
 // while maxmemory is set: it evicts as needed and refuses, with the OOM
 // error, a command that may grow memory when nothing more can be freed.
 // It reports whether the command may go on.
-func (c *Client) oomCheck(cmd *Command) bool {
+func (c *Client) oomCheck(cmd *Command, args [][]byte) bool {
 	srv := c.srv
 	if srv.lua.busySince.Load() != 0 {
 		return true // inside a long script: no eviction (isInsideYieldingLongCommand)
@@ -389,6 +405,8 @@ func (c *Client) oomCheck(cmd *Command) bool {
 	}
 	reject := cmd.flags&flagDenyOOM != 0
 	switch cmd.Name {
+	case "eval", "evalsha":
+		reject = c.srv.scriptDenyOOM(cmd.Name, args)
 	case "exec":
 		if c.tx != nil {
 			for _, q := range c.tx.names {
@@ -409,6 +427,28 @@ func (c *Client) oomCheck(cmd *Command) bool {
 		return false
 	}
 	return true
+}
+
+// scriptDenyOOM reports whether EVAL or EVALSHA runs a script whose
+// shebang flags make it deny-oom (neither no-writes nor allow-oom), as
+// Redis's evalGetCommandFlags. Scripts without a shebang are checked per
+// command (scriptVerifyOOM).
+func (s *Server) scriptDenyOOM(name string, args [][]byte) bool {
+	if len(args) < 2 {
+		return false
+	}
+	flags := sfCompat
+	if name == "eval" {
+		flags, _, _ = parseShebang(string(args[1]))
+	} else {
+		st := &s.lua
+		st.mu.Lock()
+		if sc := st.scripts[strings.ToLower(string(args[1]))]; sc != nil {
+			flags = sc.flags
+		}
+		st.mu.Unlock()
+	}
+	return flags&(sfCompat|sfNoWrites|sfAllowOOM) == 0
 }
 
 // performEvictions frees memory by the policy until used memory is under

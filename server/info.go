@@ -158,7 +158,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 	}
 	if want("memory") {
 		m := readMemory()
-		m.used = s.usedMemory(m.used)
+		m.used = s.infoUsedMemory(c, m.used)
 		maxmem := uint64(s.cfg.maxMemory.Load())
 		frag := 0.0
 		if m.used > 0 {

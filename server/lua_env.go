@@ -400,7 +400,7 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 		!run.caller.scriptAllowOOM && vm.st.srv.cfg.maxMemory.Load() != 0 {
 		// Over maxmemory when the script began, and no write yet
 		// (scriptVerifyOOM).
-		return vm.rejectCall(L, raise, errOOM, cmd)
+		return vm.rejectCall(L, raise, "-"+errOOM, cmd)
 	}
 	if cmd.flags&flagWrite != 0 {
 		run.wrote = true
