@@ -48,6 +48,8 @@ type Client struct {
 	pushed          bool         // the command's reply is pub/sub pushes, which REPLY OFF/SKIP keep
 	noEvict         bool
 	noTouch         bool
+	preOOM          bool // over maxmemory when the command began (pre_command_oom_state)
+	scriptAllowOOM  bool // the script being started has the allow-oom flag
 
 	created  time.Time
 	lastIO   atomic.Int64 // unix ms of the last interaction
@@ -255,6 +257,9 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
+		return
+	}
+	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
 		return
 	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {

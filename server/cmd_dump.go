@@ -185,8 +185,9 @@ func restoreCommand(c *Client, args [][]byte) {
 			e.SetLRU(0)
 		}
 	}
-	// FREQ is validated but access frequencies are not tracked (OBJECT
-	// FREQ reports the initial counter for every key).
+	if lfuFreq >= 0 && c.lfuPolicy() {
+		e.SetLRU(store.LFUValue(uint32(lfuFreq)))
+	}
 	c.notify(NotifyNew, "new", key)
 	c.notify(NotifyGeneric, "restore", key)
 	c.w.OK()

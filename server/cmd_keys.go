@@ -67,10 +67,6 @@ func init() {
 var (
 	// objectEncodingOf returns OBJECT ENCODING's answer for a non-string.
 	objectEncodingOf = func(e *store.Entry) string { return "unknown" }
-	// objectFreqOf returns OBJECT FREQ's LFU counter (LFU policies only).
-	// Access frequency is not tracked yet: every key reports the counter
-	// Redis gives a new key.
-	objectFreqOf = func(e *store.Entry) int64 { return lfuInitVal }
 	// objectDupers[kind] returns a deep copy of a collection (COPY).
 	objectDupers [8]func(e *store.Entry) *store.Entry
 	// objectSizers[kind] estimates a collection's memory as Redis's
@@ -80,7 +76,6 @@ var (
 )
 
 const (
-	lfuInitVal        = 5
 	sharedIntegers    = 10000         // Redis's OBJ_SHARED_INTEGERS
 	sharedRefcount    = math.MaxInt32 // OBJ_SHARED_REFCOUNT
 	errIntRange       = "ERR value is out of range, value must between -2147483648 and 2147483647"
@@ -689,9 +684,7 @@ func (c *Client) objectLookup(key []byte) *store.Entry {
 	return e
 }
 
-func (c *Client) lfuPolicy() bool {
-	return strings.Contains(c.srv.cfg.Get("maxmemory-policy"), "lfu")
-}
+func (c *Client) lfuPolicy() bool { return c.srv.isLFUPolicy() }
 
 func objectEncodingCommand(c *Client, args [][]byte) {
 	e := c.objectLookup(args[2])
@@ -759,7 +752,7 @@ func objectFreqCommand(c *Client, args [][]byte) {
 		c.w.Error(errLFUNotSelected)
 		return
 	}
-	c.w.Int(objectFreqOf(e))
+	c.w.Int(int64(c.srv.ks.LFUDecr(e.LRU())))
 }
 
 // MEMORY USAGE

@@ -228,6 +228,7 @@ func (s *Server) ResetStats() {
 		s.stats[i].reset()
 	}
 	s.ks.ExpiredKeys.Store(0)
+	s.ev.evicted.Store(0)
 	s.errStatsMu.Lock()
 	s.errStats = nil
 	s.errStatsMu.Unlock()

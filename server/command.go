@@ -22,6 +22,7 @@ const (
 	flagLoading
 	flagStale
 	flagFast
+	flagDenyOOM // may grow memory: refused when over maxmemory
 )
 
 // Command is one entry of the command table: its metadata (which also
@@ -94,6 +95,8 @@ func (c *Command) prepare() {
 			c.flags |= flagStale
 		case "fast":
 			c.flags |= flagFast
+		case "denyoom":
+			c.flags |= flagDenyOOM
 		case "lock_all":
 			c.flags |= flagLockAll
 		}

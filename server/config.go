@@ -93,6 +93,14 @@ type Config struct {
 	zsetMaxVal    atomic.Int64
 	busyThreshold atomic.Int64
 	maxMemory     atomic.Int64
+	evictSamples  atomic.Int64 // maxmemory-samples
+	mmPolicy      atomic.Int64 // maxmemory-policy (evict.go's pol* flags)
+	evictTenacity atomic.Int64 // maxmemory-eviction-tenacity
+	lfuLogFactor  atomic.Int64
+	lfuDecayTime  atomic.Int64
+	// mmHook applies maxmemory, its policy and the LFU parameters to the
+	// server (evict.go) after a change; nil before the server exists.
+	mmHook        func()
 	slowlogThresh atomic.Int64 // slowlog-log-slower-than, microseconds
 	slowlogMaxLen atomic.Int64
 	latencyThresh atomic.Int64 // latency-monitor-threshold, ms
@@ -169,6 +177,21 @@ func (p *param) vals(v ...int) *param                                  { p.enumV
 func (p *param) multi() *param                                         { p.multiArg = true; return p }
 func (p *param) prot() *param                                          { p.protected = true; return p }
 func atom(f func(c *Config) *atomic.Int64) func(*Config, string) error { return intApply(f) }
+
+// mmApply stores a numeric value (dst nil: none) and tells the server its
+// maxmemory settings changed.
+func mmApply(dst func(c *Config) *atomic.Int64) func(*Config, string) error {
+	return func(cfg *Config, v string) error {
+		if dst != nil {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			dst(cfg).Store(n)
+		}
+		if cfg.mmHook != nil {
+			cfg.mmHook()
+		}
+		return nil
+	}
+}
 
 var params = []*param{
 	// Bool configs.
@@ -277,7 +300,10 @@ var params = []*param{
 	enumP("syslog-facility", "local0", "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7").imm(),
 	enumP("repl-diskless-load", "disabled", "disabled", "on-empty-db", "swapdb"),
 	enumP("loglevel", "notice", "debug", "verbose", "notice", "warning"),
-	enumP("maxmemory-policy", "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
+	enumP("maxmemory-policy", "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction").onSet(func(cfg *Config, v string) error {
+		cfg.mmPolicy.Store(parsePolicy(v))
+		return mmApply(nil)(cfg, v)
+	}),
 	enumP("appendfsync", "everysec", "everysec", "always", "no"),
 	enumP("oom-score-adj", "no", "no", "yes", "relative", "absolute").vals(0, 1, 1, 2),
 	enumP("acl-pubsub-default", "resetchannels", "allchannels", "resetchannels").vals(1, 0),
@@ -312,12 +338,12 @@ var params = []*param{
 	intP("active-defrag-cycle-max", 1, 99, "25"),
 	intP("active-defrag-threshold-lower", 0, 1000, "10"),
 	intP("active-defrag-threshold-upper", 0, 1000, "100"),
-	intP("lfu-log-factor", 0, intMax, "10"),
-	intP("lfu-decay-time", 0, intMax, "1"),
+	intP("lfu-log-factor", 0, intMax, "10").onSet(mmApply(func(c *Config) *atomic.Int64 { return &c.lfuLogFactor })),
+	intP("lfu-decay-time", 0, intMax, "1").onSet(mmApply(func(c *Config) *atomic.Int64 { return &c.lfuDecayTime })),
 	intP("replica-priority", 0, intMax, "100").aliased("slave-priority"),
 	intP("repl-diskless-sync-delay", 0, intMax, "5"),
-	intP("maxmemory-samples", 1, intMax, "5"),
-	intP("maxmemory-eviction-tenacity", 0, 100, "10"),
+	intP("maxmemory-samples", 1, intMax, "5").onSet(atom(func(c *Config) *atomic.Int64 { return &c.evictSamples })),
+	intP("maxmemory-eviction-tenacity", 0, 100, "10").onSet(atom(func(c *Config) *atomic.Int64 { return &c.evictTenacity })),
 	intP("timeout", 0, intMax, "0").onSet(atom(func(c *Config) *atomic.Int64 { return &c.timeoutSec })),
 	intP("replica-announce-port", 0, 65535, "0").aliased("slave-announce-port"),
 	intP("tcp-backlog", 0, intMax, "511").imm(),
@@ -362,7 +388,7 @@ var params = []*param{
 	memP("repl-backlog-size", 1, longMax, "1048576"),
 
 	// Unsigned long long configs.
-	memP("maxmemory", 0, ullongMx, "0").unsigned().onSet(atom(func(c *Config) *atomic.Int64 { return &c.maxMemory })),
+	memP("maxmemory", 0, ullongMx, "0").unsigned().onSet(mmApply(func(c *Config) *atomic.Int64 { return &c.maxMemory })),
 	memP("cluster-link-sendbuf-limit", 0, ullongMx, "0").unsigned(),
 
 	// size_t configs.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -70,6 +71,9 @@ func (s *Server) Info(sections ...string) string {
 // sections separated by an empty line, as Redis 7.0 writes it.
 func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 	var b strings.Builder
+	// One allocation for the usual reply: INFO's garbage counts as used
+	// memory until a collection (see evict.go).
+	b.Grow(8 << 10)
 	n := 0
 	want := func(name string) bool {
 		if !all && !sec[name] {
@@ -154,6 +158,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 	}
 	if want("memory") {
 		m := readMemory()
+		m.used = s.infoUsedMemory(c, m.used)
 		maxmem := uint64(s.cfg.maxMemory.Load())
 		frag := 0.0
 		if m.used > 0 {
@@ -270,7 +275,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("expired_stale_perc:0.00")
 		f("expired_time_cap_reached_count:0")
 		f("expire_cycle_cpu_milliseconds:0")
-		f("evicted_keys:0")
+		f("evicted_keys:%d", s.ev.evicted.Load())
 		f("evicted_clients:0")
 		f("total_eviction_exceeded_time:0")
 		f("current_eviction_exceeded_time:0")
@@ -455,6 +460,30 @@ var memSamples = []metrics.Sample{
 
 var peakMemory uint64
 
+var (
+	sysMemOnce sync.Once
+	sysMem     uint64
+)
+
+// systemMemory is the machine's memory (MemTotal), read once.
+func systemMemory() uint64 {
+	sysMemOnce.Do(func() {
+		var m memInfo
+		if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(line, "MemTotal:") {
+					if fs := strings.Fields(line); len(fs) >= 2 {
+						kb, _ := strconv.ParseUint(fs[1], 10, 64)
+						m.system = kb * 1024
+					}
+				}
+			}
+		}
+		sysMem = m.system
+	})
+	return sysMem
+}
+
 // readMemory reads the Go runtime's memory figures cheaply (no
 // stop-the-world) and the process's resident set size.
 func readMemory() memInfo {
@@ -478,16 +507,7 @@ func readMemory() memInfo {
 			}
 		}
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "MemTotal:") {
-				if fs := strings.Fields(line); len(fs) >= 2 {
-					kb, _ := strconv.ParseUint(fs[1], 10, 64)
-					m.system = kb * 1024
-				}
-			}
-		}
-	}
+	m.system = systemMemory()
 	if m.used > peakMemory {
 		peakMemory = m.used
 	}

@@ -574,6 +574,12 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
 		return vm.rejectCall(L, raise, "Write commands are not allowed from read-only scripts.", cmd)
 	}
+	if cmd.flags&flagDenyOOM != 0 && !run.wrote && run.caller != nil && run.caller.preOOM &&
+		!run.caller.scriptAllowOOM && vm.st.srv.cfg.maxMemory.Load() != 0 {
+		// Over maxmemory when the script began, and no write yet
+		// (scriptVerifyOOM).
+		return vm.rejectCall(L, raise, "-"+errOOM, cmd)
+	}
 	if cmd.flags&flagWrite != 0 {
 		run.wrote = true
 	}

@@ -283,6 +283,7 @@ const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 
 // checkFlags applies scriptPrepareForRun's flag checks.
 func (st *scriptingState) checkFlags(c *Client, flags int, ro bool) bool {
+	c.scriptAllowOOM = flags&(sfCompat|sfAllowOOM) == sfAllowOOM
 	if flags&sfCompat != 0 {
 		return true
 	}
@@ -290,16 +291,12 @@ func (st *scriptingState) checkFlags(c *Client, flags int, ro bool) bool {
 		c.w.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return false
 	}
-	if flags&(sfNoWrites|sfAllowOOM) == 0 && c.srv.cfg.Get("maxmemory") != "0" && c.srv.overMaxmemory() {
+	if flags&(sfNoWrites|sfAllowOOM) == 0 && c.srv.cfg.Get("maxmemory") != "0" && c.preOOM {
 		c.w.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'")
 		return false
 	}
 	return true
 }
-
-// overMaxmemory reports whether used memory is above maxmemory (Sluice
-// does not track it for scripts: never).
-func (s *Server) overMaxmemory() bool { return false }
 
 func stringsTable(L *lua.LState, items [][]byte) *lua.LTable {
 	t := L.CreateTable(len(items), 0)

@@ -90,6 +90,7 @@ type Server struct {
 	opsMu                    sync.Mutex // instantaneous_ops_per_sec state
 	opsAt, opsCount, opsRate int64
 	blocking                 blockRegistry // clients blocked on keys (blocking.go)
+	ev                       *evictState   // maxmemory (evict.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -126,6 +127,7 @@ func New(cfg *Config) *Server {
 	s.wirePubSub()
 	s.wireBlocking()
 	s.wireMonitors()
+	s.wireEviction()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {

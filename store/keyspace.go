@@ -57,6 +57,7 @@ type Keyspace struct {
 
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
+	lfu         lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 }
@@ -179,7 +180,7 @@ func (db *DB) Lookup(key []byte) *Entry {
 		return nil
 	}
 	if !db.ks.NoTouch {
-		e.lru = LRUClock()
+		db.ks.touch(e)
 	}
 	return e
 }
@@ -221,7 +222,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	} else {
 		e.vol = false
 	}
-	e.lru = LRUClock()
+	e.lru = db.ks.newLRU(old)
 	s.m[string(key)] = e
 	db.Modified(key)
 	if old == nil && db.ks.OnCreated != nil {
@@ -241,7 +242,7 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	if s.m == nil {
 		s.m = make(map[string]*Entry)
 	}
-	e.lru = LRUClock()
+	e.lru = db.ks.newLRU(nil)
 	e.vol = ms != 0
 	if e.vol {
 		if s.vol == nil {
