@@ -46,7 +46,7 @@ const (
 
 // Entry is one value in the keyspace. It holds either a string's bytes (or
 // an integer packed into the entry itself) or a pointer to a collection, in
-// 32 bytes with a single pointer, so a million keys cost the GC little.
+// 24 bytes with a single pointer, so a million keys cost the GC little.
 type Entry struct {
 	ptr  unsafe.Pointer // string bytes, or the collection
 	n    uint32         // string length (low half of the integer when encInt)
