@@ -19,7 +19,8 @@ import (
 // 100k/s runs one every few tens of milliseconds), each taking CPU from
 // the clients on the same machine and adding assist time to the event
 // loops. So the GC may always let the heap grow by at least minHeadroom:
-// the percentage follows the live heap (tuneGC), 25 from 128 MB up.
+// the percentage follows the live heap (percentFor, applied by
+// manageMemory), 25 from 128 MB up.
 // GOGC in the environment still wins and turns the tuning off.
 const (
 	gcPercent   = 25
