@@ -303,12 +303,12 @@ func scanCommand(c *Client, args [][]byte) {
 func randomkeyCommand(c *Client, args [][]byte) {
 	db := c.DB()
 	for {
-		k, e, ok := db.RandomKey()
+		k, _, ok := db.RandomKey()
 		if !ok {
 			c.w.Null()
 			return
 		}
-		if db.Expired(strBytes(k), e, store.Now()) {
+		if db.IsExpired(strBytes(k)) {
 			db.Peek(strBytes(k)) // reclaims it
 			continue
 		}

@@ -316,12 +316,6 @@ func (db *DB) ExpireOf(key []byte, e *Entry) int64 {
 	return db.shardFor(key).vol[string(key)]
 }
 
-// Expired reports whether key, whose entry is e, has an expiry that has
-// passed (the entry is not yet reclaimed). The key's shard must be locked.
-func (db *DB) Expired(key []byte, e *Entry, now int64) bool {
-	return e.vol && db.shardFor(key).vol[string(key)] <= now
-}
-
 // Size returns the number of keys (including not yet reclaimed expired
 // ones, as Redis's DBSIZE does). Requires the exclusive lock.
 func (db *DB) Size() int {
