@@ -501,7 +501,7 @@ func (cfg *Config) Set(name, value string) error {
 		return err
 	}
 	if p.name == "io-threads" {
-		// Sluice runs io-threads event loops (default: one per CPU).
+		// Sluice runs io-threads event loops (default: one per two CPUs).
 		cfg.loopsWanted, _ = strconv.Atoi(value)
 	}
 	return nil

@@ -37,6 +37,8 @@ type loop struct {
 	// script: its commands must not wait for the keyspace lock.
 	standingIn atomic.Bool
 
+	tid        atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
+	spinHits   atomic.Int64 // idle spells that spinning ended with work
 	spareTasks []func()
 	spareReady []*Client
 }
@@ -152,20 +154,34 @@ var lockThreads = os.Getenv("SLUICE_LOCK_THREADS") != "0"
 func (l *loop) run() {
 	if lockThreads {
 		runtime.LockOSThread()
+		l.tid.Store(int32(unix.Gettid()))
 	}
 	defer l.srv.wg.Done()
 	defer l.shutdown()
 	events := make([]unix.EpollEvent, 512)
 	lastCron := time.Now()
+	gate := newSpinGate(l.srv.spinFor)
 	for {
 		l.runTasks()
-		l.sleeping.Store(true)
-		timeout := 100
-		if l.hasWork() {
-			timeout = 0 // work arrived meanwhile: poll, don't sleep
+		n := 0
+		var err error
+		idleFrom := nanotime()
+		if gate.spinning() {
+			n = l.spin(events, idleFrom+gate.window)
 		}
-		n, err := unix.EpollWait(l.epfd, events, timeout)
-		l.sleeping.Store(false)
+		woke := n > 0
+		if !woke {
+			l.sleeping.Store(true)
+			timeout := 100
+			if l.hasWork() {
+				timeout = 0 // work arrived meanwhile: poll, don't sleep
+				woke = true
+			}
+			n, err = unix.EpollWait(l.epfd, events, timeout)
+			l.sleeping.Store(false)
+			woke = woke || n > 0
+		}
+		gate.observe(nanotime()-idleFrom, woke)
 		if err != nil && err != unix.EINTR {
 			return
 		}
@@ -199,6 +215,23 @@ func (l *loop) run() {
 		if now := time.Now(); now.Sub(lastCron) >= 100*time.Millisecond {
 			lastCron = now
 			l.cron(now)
+		}
+	}
+}
+
+// spin polls for events until deadline (nanotime) and returns how many
+// arrived; 0 when none did or other goroutines posted work meanwhile (see
+// spinGate).
+func (l *loop) spin(events []unix.EpollEvent, deadline int64) int {
+	for {
+		if n := rawEpollPoll(l.epfd, events); n != 0 {
+			if n > 0 {
+				l.spinHits.Add(1)
+			}
+			return n
+		}
+		if l.hasWork() || nanotime() > deadline {
+			return 0
 		}
 	}
 }

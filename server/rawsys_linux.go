@@ -13,7 +13,8 @@ import (
 // once and need none of the scheduler bookkeeping (entersyscall and
 // exitsyscall) that unix.Read and unix.Write do around each call: these
 // raw forms save it on every request. Only epoll_wait may block, and it
-// keeps the scheduler-aware path (unix.EpollWait).
+// keeps the scheduler-aware path (unix.EpollWait); rawEpollPoll is the
+// non-blocking poll (timeout 0) of a spinning loop.
 
 func rawRead(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
@@ -35,4 +36,12 @@ func rawWrite(fd int, p []byte) (int, error) {
 		return -1, e
 	}
 	return int(n), nil
+}
+
+func rawEpollPoll(epfd int, events []unix.EpollEvent) int {
+	n, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return -1
+	}
+	return int(n)
 }

@@ -38,6 +38,7 @@ type Server struct {
 	stats   []slotStats // one per BigLock slot
 	goSlot  int         // slot of the goroutine driver and background work
 	loops   []*loop
+	spinFor time.Duration // see spinGate
 	lns     []net.Listener
 	addrs   []net.Addr
 	started time.Time
@@ -122,6 +123,7 @@ func New(cfg *Config) *Server {
 		runID:   randomHex(40),
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
+	s.spinFor = spinWindow(nloops)
 	s.ks = store.New(dbs, nloops+1)
 	s.wireWatches()
 	s.wirePubSub()
