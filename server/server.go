@@ -123,7 +123,7 @@ func New(cfg *Config) *Server {
 		runID:   randomHex(40),
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
-	s.spinFor = spinWindow(nloops)
+	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.ks = store.New(dbs, nloops+1)
 	s.wireWatches()
 	s.wirePubSub()

@@ -46,6 +46,13 @@ func (g *spinGate) observe(idle int64, woke bool) {
 	g.gap += (min(idle, maxGapSample) - g.gap) / 8
 }
 
+// SpinWhenBusy turns busy polling on for s, with the window spinWindow
+// gives; call it before Start. sluice-server does. Embedded servers leave
+// it off unless SLUICE_SPIN_US is set: they share their process, and its
+// CPUs, with the tests that drive them, and a test's client goroutines
+// need those more than the server needs the microseconds.
+func (s *Server) SpinWhenBusy() { s.spinFor = spinWindow(len(s.loops)) }
+
 // spinWindow is the window of a server with nloops event loops:
 // SLUICE_SPIN_US microseconds if set (0 turns spinning off), else 200µs
 // when the loops leave at least one of the Go scheduler's processors to the
@@ -53,15 +60,24 @@ func (g *spinGate) observe(idle int64, woke bool) {
 // or GOMAXPROCS=1), a spinning loop would take the time that timers, the
 // garbage collector and, on the same machine, the clients need.
 func spinWindow(nloops int) time.Duration {
-	if v, ok := os.LookupEnv("SLUICE_SPIN_US"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			n = 0
-		}
-		return time.Duration(n) * time.Microsecond
+	if d, ok := spinFromEnv(); ok {
+		return d
 	}
 	if nloops == 0 || runtime.GOMAXPROCS(0) <= nloops {
 		return 0
 	}
 	return 200 * time.Microsecond
+}
+
+// spinFromEnv reads SLUICE_SPIN_US; ok is false when it is not set.
+func spinFromEnv() (d time.Duration, ok bool) {
+	v, ok := os.LookupEnv("SLUICE_SPIN_US")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		n = 0
+	}
+	return time.Duration(n) * time.Microsecond, true
 }

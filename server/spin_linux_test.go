@@ -33,10 +33,17 @@ func TestLoopSpinsOnlyUnderLoad(t *testing.T) {
 	if spinWindow(1) == 0 || !lockThreads {
 		t.Skip("spinning is off here (one CPU, GOMAXPROCS=1 or SLUICE_SPIN_US=0)")
 	}
-	srv, addr := hsStart(t, "io-threads", "1")
-	if srv.spinFor == 0 {
-		t.Skip("spinning is off for this server")
+	cfg := NewConfig()
+	cfg.Set("port", "0")
+	cfg.Set("io-threads", "1")
+	srv := New(cfg)
+	srv.SetLogger(nil)
+	srv.SpinWhenBusy()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(srv.Stop)
+	addr := srv.Addrs()[0].String()
 	l := srv.loops[0]
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -48,6 +48,7 @@ func run(argv []string) int {
 		return 1
 	}
 	srv := server.New(cfg)
+	srv.SpinWhenBusy()
 	if lf := cfg.Get("logfile"); lf != "" {
 		f, err := os.OpenFile(lf, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
