@@ -293,13 +293,13 @@ func lindexCommand(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
+	if l == nil {
+		c.w.Null() // as Redis: a missing key answers nil before the index is parsed
+		return
+	}
 	idx, ok := resp.ParseInt(args[2])
 	if !ok {
 		c.w.Error(errNotInt)
-		return
-	}
-	if l == nil {
-		c.w.Null()
 		return
 	}
 	n := int64(l.Len())

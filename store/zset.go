@@ -151,9 +151,10 @@ func (z *ZSet) Insert(member []byte, score float64) {
 }
 
 func (z *ZSet) insert(m string, score float64) {
-	score += 0 // -0 is stored as 0, as Redis's listpack does
 	if z.m != nil {
-		z.m[m] = score
+		z.m[m] = score // the skiplist form keeps -0, as Redis's does
+	} else {
+		score += 0 // -0 is stored as 0, as Redis's listpack does
 	}
 	z.n++
 	if len(z.leaves) == 0 {
