@@ -53,6 +53,7 @@ const (
 	exact     = iota
 	unordered // the aggregate's elements in any order (hash-table iteration)
 	approx    // integer replies within 1 (TTL)
+	approxMs  // integer replies within 100 (PTTL)
 )
 
 type randCmd struct {
@@ -101,6 +102,8 @@ func sameRandom(mode int, want, got string) bool {
 		return sortedElems(want) == sortedElems(got)
 	case approx:
 		return same(line{directive: "approx"}, want, got)
+	case approxMs:
+		return same(line{directive: "approx", arg: "100"}, want, got)
 	}
 	return want == got
 }
@@ -720,7 +723,7 @@ func (g *gen) lexCmd() randCmd {
 
 func (g *gen) keyCmd() randCmd {
 	k := g.pick(allKeys...)
-	switch g.n(18) {
+	switch g.n(22) {
 	case 0:
 		return cmd("DEL", k, g.pick(allKeys...))
 	case 1:
@@ -761,6 +764,18 @@ func (g *gen) keyCmd() randCmd {
 		return randCmd{args: []string{"EXPIRETIME", k}, mode: approx}
 	case 16:
 		return cmd("STRLEN", k)
+	case 17:
+		args := []string{"PEXPIRE", k, g.pick("500000", "900000", "-5")}
+		if g.chance(0.4) {
+			args = append(args, g.pick("NX", "XX", "GT", "LT"))
+		}
+		return cmd(args...)
+	case 18:
+		return randCmd{args: []string{"PTTL", k}, mode: approxMs}
+	case 19:
+		return cmd("EXPIREAT", k, g.pick("1", "0", "-1"))
+	case 20:
+		return cmd("GETEX", k, "PERSIST")
 	}
 	return cmd("TYPE", k)
 }
