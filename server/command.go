@@ -146,6 +146,23 @@ func lookupCommand(name []byte) *Command {
 	return commands[string(tmp[:len(name)])]
 }
 
+// nameIs reports whether name, in any case, is lower (a lower-case
+// command name).
+func nameIs(name []byte, lower string) bool {
+	if len(name) != len(lower) {
+		return false
+	}
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 32
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *Command) lookupSub(name []byte) *Command {
 	return c.sub[strings.ToLower(string(name))]
 }
