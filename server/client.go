@@ -72,6 +72,7 @@ type Client struct {
 	inExec     bool     // running queued commands under the exclusive lock
 	fromScript bool     // the client scripts run their redis.call commands through
 	blocked    bool     // waiting on a blocking command: input is held, not parsed
+	postponed  bool     // the command was held back by CLIENT PAUSE: not consumed
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
@@ -187,11 +188,18 @@ func (c *Client) process(buf []byte) int {
 			c.p.Reset()
 			return len(buf)
 		}
-		off += n
 		if len(args) == 0 {
+			off += n
 			continue
 		}
 		c.exec(args)
+		if c.postponed {
+			// Paused: the command stays in the buffer and is parsed
+			// again when the client resumes.
+			c.postponed = false
+			break
+		}
+		off += n
 		if len(c.w.Buf) >= flushAt {
 			break
 		}
@@ -208,6 +216,9 @@ func (c *Client) exec(args [][]byte) {
 	mark := len(c.w.Buf)
 	c.pushed = false
 	c.dispatch(args)
+	if c.postponed {
+		return // it did not run: the reply mode applies when it does
+	}
 	if c.replyOff {
 		if !c.pushed {
 			c.w.Buf = c.w.Buf[:mark]
@@ -263,6 +274,9 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
+		return
+	}
+	if srv.pause.typ.Load() != pauseOff && c.postponeIfPaused(cmd, args) {
 		return
 	}
 	if c.tx != nil && !isTxControl(cmd) {
