@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,10 +199,28 @@ func (b *blockRegistry) finish(w *waiter, reply []byte) bool {
 	b.removeLocked(w)
 	b.mu.Unlock()
 	if reply != nil {
+		w.c.blockedReplyStats(reply)
 		w.c.deliver(reply)
 	}
 	w.c.unblock()
 	return true
+}
+
+// blockedReplyStats counts an error reply given to a blocked client when
+// its block ends (CLIENT UNBLOCK ... ERROR, a wrong-type destination):
+// INFO errorstats, total_error_replies and the blocking command's
+// failed_calls, as Redis's updateStatsOnUnblock.
+func (c *Client) blockedReplyStats(reply []byte) {
+	if len(reply) == 0 || reply[0] != '-' {
+		return
+	}
+	msg := strings.TrimSuffix(string(reply), "\r\n")
+	c.srv.countError(msg)
+	st := &c.srv.stats[c.slot]
+	if cmd := c.lastCmd.Load(); cmd != nil {
+		st.cmds[cmd.id].failed.Add(1)
+	}
+	st.errorReplies.Add(1)
 }
 
 // clientClosed forgets a disconnected client's block.
@@ -281,6 +300,7 @@ func (s *Server) serveReadyKeys() {
 				continue
 			}
 			b.removeLocked(w)
+			w.c.blockedReplyStats(rw.Buf)
 			w.c.deliver(rw.Buf)
 			w.c.unblock()
 		}
