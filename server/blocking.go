@@ -51,6 +51,8 @@ type waiter struct {
 	serve func(w *resp.Writer, db *store.DB, key []byte) serveResult
 	timer *time.Timer
 	done  bool
+	cmd   *Command // the blocking command, for its stats on unblock
+	start int64    // nanotime it blocked
 }
 
 type readyKey struct {
@@ -122,7 +124,7 @@ func (c *Client) canBlock() bool { return !c.inExec }
 // serve, the deadline (unix ms, 0: never) passes, or it is unblocked.
 func (c *Client) blockOn(keys [][]byte, kind blockKind, deadline int64, serve func(w *resp.Writer, db *store.DB, key []byte) serveResult) {
 	b := &c.srv.blocking
-	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve}
+	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve, cmd: c.cur, start: nanotime()}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[string(k)] {
@@ -199,28 +201,34 @@ func (b *blockRegistry) finish(w *waiter, reply []byte) bool {
 	b.removeLocked(w)
 	b.mu.Unlock()
 	if reply != nil {
-		w.c.blockedReplyStats(reply)
+		w.unblockStats(reply)
 		w.c.deliver(reply)
 	}
 	w.c.unblock()
 	return true
 }
 
-// blockedReplyStats counts an error reply given to a blocked client when
-// its block ends (CLIENT UNBLOCK ... ERROR, a wrong-type destination):
-// INFO errorstats, total_error_replies and the blocking command's
-// failed_calls, as Redis's updateStatsOnUnblock.
-func (c *Client) blockedReplyStats(reply []byte) {
-	if len(reply) == 0 || reply[0] != '-' {
+// unblockStats accounts for the end of w's block as Redis's
+// updateStatsOnUnblock: the time blocked counts in the command's usec and
+// latency histogram, and an error reply (CLIENT UNBLOCK ... ERROR, a
+// wrong-type destination) in errorstats, total_error_replies and the
+// command's failed_calls.
+func (w *waiter) unblockStats(reply []byte) {
+	c := w.c
+	if w.cmd == nil || w.cmd.id >= len(c.srv.stats[c.slot].cmds) {
 		return
 	}
-	msg := strings.TrimSuffix(string(reply), "\r\n")
-	c.srv.countError(msg)
 	st := &c.srv.stats[c.slot]
-	if cmd := c.lastCmd.Load(); cmd != nil {
-		st.cmds[cmd.id].failed.Add(1)
+	ns := nanotime() - w.start
+	st.cmds[w.cmd.id].usec.Add(ns / 1000)
+	if c.srv.cfg.latencyTrack.Load() {
+		st.recordLatency(w.cmd, ns)
 	}
-	st.errorReplies.Add(1)
+	if len(reply) > 0 && reply[0] == '-' {
+		c.srv.countError(strings.TrimSuffix(string(reply), "\r\n"))
+		st.cmds[w.cmd.id].failed.Add(1)
+		st.errorReplies.Add(1)
+	}
 }
 
 // clientClosed forgets a disconnected client's block.
@@ -300,7 +308,7 @@ func (s *Server) serveReadyKeys() {
 				continue
 			}
 			b.removeLocked(w)
-			w.c.blockedReplyStats(rw.Buf)
+			w.unblockStats(rw.Buf)
 			w.c.deliver(rw.Buf)
 			w.c.unblock()
 		}

@@ -73,6 +73,7 @@ type Client struct {
 	fromScript bool     // the client scripts run their redis.call commands through
 	blocked    bool     // waiting on a blocking command: input is held, not parsed
 	postponed  bool     // the command was held back by CLIENT PAUSE: not consumed
+	cur        *Command // the command being called (a blocking command's waiter keeps it)
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
@@ -384,6 +385,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		start = nanotime()
 	}
 	c.errBase = c.countErrors()
+	c.cur = cmd
 	switch {
 	case c.inExec || cmd.flags&flagNoLock != 0:
 		cmd.Fn(c, args)
@@ -435,7 +437,12 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	// past their own errors, so only EXEC's own (EXECABORT...) count, as
 	// Redis's incrCommandStatsOnError.
 	errs := c.countErrors()
-	c.srv.stats[c.slot].record(cmd, ns, errs != c.errBase)
+	st := &c.srv.stats[c.slot]
+	st.record(cmd, ns, errs != c.errBase)
+	if c.srv.cfg.latencyTrack.Load() && !c.blocked {
+		// A blocked command's latency is recorded when it is unblocked.
+		st.recordLatency(cmd, ns)
+	}
 	c.errBase = errs
 	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
 		c.RecordSlow(args, ns/1000)
