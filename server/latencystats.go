@@ -16,7 +16,10 @@ import (
 // power of two), so a percentile comes out as the same bucket boundary
 // Redis reports for the same durations. Each slot keeps its own
 // histogram per command, allocated on the command's first call; INFO adds
-// them up.
+// them up. The 3072 counters are allocated 128 at a time (1 KB), as
+// durations reach them: a command's latencies usually span a few powers
+// of two, so a histogram takes a few KB rather than Redis's 24 KB, which
+// would count against maxmemory.
 
 const (
 	histSubHalfMag = 7                   // log2 of the sub-buckets per bucket after the first
@@ -29,7 +32,7 @@ const (
 )
 
 type latencyHist struct {
-	counts [histCounts]atomic.Int64
+	chunks [histCounts / histSubHalf]atomic.Pointer[[histSubHalf]atomic.Int64]
 }
 
 // histBucket returns the bucket index of v (HdrHistogram's get_bucket_index).
@@ -69,7 +72,16 @@ func histHighest(v int64) int64 {
 // record counts a duration in nanoseconds, clamped to the tracked range.
 func (h *latencyHist) record(ns int64) {
 	ns = min(max(ns, histMinValue), histMaxValue)
-	h.counts[histIndex(ns)].Add(1)
+	i := histIndex(ns)
+	p := &h.chunks[i/histSubHalf]
+	ch := p.Load()
+	if ch == nil {
+		ch = new([histSubHalf]atomic.Int64)
+		if !p.CompareAndSwap(nil, ch) {
+			ch = p.Load()
+		}
+	}
+	ch[i%histSubHalf].Add(1)
 }
 
 // percentile is hdr_value_at_percentile over counts (ns).
@@ -129,10 +141,16 @@ func (s *Server) writeLatencyStats(b *strings.Builder) {
 					continue
 				}
 				found = true
-				for j := range h.counts {
-					if n := h.counts[j].Load(); n != 0 {
-						counts[j] += n
-						total += n
+				for k := range h.chunks {
+					ch := h.chunks[k].Load()
+					if ch == nil {
+						continue
+					}
+					for j := range ch {
+						if n := ch[j].Load(); n != 0 {
+							counts[k*histSubHalf+j] += n
+							total += n
+						}
 					}
 				}
 			}

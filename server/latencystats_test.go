@@ -26,8 +26,12 @@ func TestLatencyHistPercentiles(t *testing.T) {
 		h.record(ns)
 	}
 	var counts [histCounts]int64
-	for i := range h.counts {
-		counts[i] = h.counts[i].Load()
+	for k := range h.chunks {
+		if ch := h.chunks[k].Load(); ch != nil {
+			for j := range ch {
+				counts[k*histSubHalf+j] = ch[j].Load()
+			}
+		}
 	}
 	for _, c := range []struct {
 		p    float64
