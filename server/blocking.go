@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,8 @@ type waiter struct {
 	serve func(w *resp.Writer, db *store.DB, key []byte) serveResult
 	timer *time.Timer
 	done  bool
+	cmd   *Command // the blocking command, for its stats on unblock
+	start int64    // nanotime it blocked
 }
 
 type readyKey struct {
@@ -121,7 +124,7 @@ func (c *Client) canBlock() bool { return !c.inExec }
 // serve, the deadline (unix ms, 0: never) passes, or it is unblocked.
 func (c *Client) blockOn(keys [][]byte, kind blockKind, deadline int64, serve func(w *resp.Writer, db *store.DB, key []byte) serveResult) {
 	b := &c.srv.blocking
-	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve}
+	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve, cmd: c.cur, start: nanotime()}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[string(k)] {
@@ -198,10 +201,34 @@ func (b *blockRegistry) finish(w *waiter, reply []byte) bool {
 	b.removeLocked(w)
 	b.mu.Unlock()
 	if reply != nil {
+		w.unblockStats(reply)
 		w.c.deliver(reply)
 	}
 	w.c.unblock()
 	return true
+}
+
+// unblockStats accounts for the end of w's block as Redis's
+// updateStatsOnUnblock: the time blocked counts in the command's usec and
+// latency histogram, and an error reply (CLIENT UNBLOCK ... ERROR, a
+// wrong-type destination) in errorstats, total_error_replies and the
+// command's failed_calls.
+func (w *waiter) unblockStats(reply []byte) {
+	c := w.c
+	if w.cmd == nil || w.cmd.id >= len(c.srv.stats[c.slot].cmds) {
+		return
+	}
+	st := &c.srv.stats[c.slot]
+	ns := nanotime() - w.start
+	st.cmds[w.cmd.id].usec.Add(ns / 1000)
+	if c.srv.cfg.latencyTrack.Load() {
+		st.recordLatency(w.cmd, ns)
+	}
+	if len(reply) > 0 && reply[0] == '-' {
+		c.srv.countError(strings.TrimSuffix(string(reply), "\r\n"))
+		st.cmds[w.cmd.id].failed.Add(1)
+		st.errorReplies.Add(1)
+	}
 }
 
 // clientClosed forgets a disconnected client's block.
@@ -281,6 +308,7 @@ func (s *Server) serveReadyKeys() {
 				continue
 			}
 			b.removeLocked(w)
+			w.unblockStats(rw.Buf)
 			w.c.deliver(rw.Buf)
 			w.c.unblock()
 		}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,48 @@ func TestBlockingFIFO(t *testing.T) {
 			}
 			if got, _ := a.Do("BRPOP", "none", "0.05"); got != "*-1\r\n" {
 				t.Fatalf("timeout: %q", got)
+			}
+		})
+	}
+}
+
+// An error that ends a block (CLIENT UNBLOCK ... ERROR, a wrong-type
+// BLMOVE destination) counts in errorstats, total_error_replies and the
+// blocking command's failed_calls, as in Redis.
+func TestBlockedErrorStats(t *testing.T) {
+	_, saddr := redistest.StartSluice(t)
+	for name, addr := range map[string]string{"redis": redistest.StartRedis(t), "sluice": saddr} {
+		t.Run(name, func(t *testing.T) {
+			c, rd := redistest.Dial(t, addr), redistest.Dial(t, addr)
+			c.Do("FLUSHALL")
+			mustDo(t, c, "+OK\r\n", "CONFIG", "RESETSTAT")
+			id, _ := rd.Do("CLIENT", "ID")
+			send(t, rd, []string{"BLPOP", "list", "0"})
+			waitBlocked(t, c, 1)
+			mustDo(t, c, ":1\r\n", "CLIENT", "UNBLOCK", strings.Trim(id, ":\r\n"), "ERROR")
+			read(t, rd, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+
+			mustDo(t, c, "+OK\r\n", "SET", "dst", "x")
+			send(t, rd, []string{"BLMOVE", "src", "dst", "LEFT", "LEFT", "0"})
+			waitBlocked(t, c, 1)
+			mustDo(t, c, ":1\r\n", "LPUSH", "src", "a")
+			read(t, rd, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n")
+
+			stats, _ := c.Do("INFO", "errorstats")
+			for _, want := range []string{"errorstat_UNBLOCKED:count=1", "errorstat_WRONGTYPE:count=1"} {
+				if !strings.Contains(stats, want) {
+					t.Errorf("INFO errorstats lacks %s:\n%s", want, stats)
+				}
+			}
+			cmds, _ := c.Do("INFO", "commandstats")
+			for _, want := range []string{"cmdstat_blpop:calls=1,", "cmdstat_blmove:calls=1,"} {
+				i := strings.Index(cmds, want)
+				if i < 0 || !strings.HasPrefix(cmds[i+strings.Index(cmds[i:], "rejected_calls"):], "rejected_calls=0,failed_calls=1\r\n") {
+					t.Errorf("%s...failed_calls=1 not in:\n%s", want, cmds)
+				}
+			}
+			if n := infoField(t, c, "stats", "total_error_replies"); n != 2 {
+				t.Errorf("total_error_replies %d, want 2", n)
 			}
 		})
 	}

@@ -77,6 +77,8 @@ type Client struct {
 	inExec     bool     // running queued commands under the exclusive lock
 	fromScript bool     // the client scripts run their redis.call commands through
 	blocked    bool     // waiting on a blocking command: input is held, not parsed
+	postponed  bool     // the command was held back by CLIENT PAUSE: not consumed
+	cur        *Command // the command being called (a blocking command's waiter keeps it)
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
@@ -192,11 +194,18 @@ func (c *Client) process(buf []byte) int {
 			c.p.Reset()
 			return len(buf)
 		}
-		off += n
 		if len(args) == 0 {
+			off += n
 			continue
 		}
 		c.exec(args)
+		if c.postponed {
+			// Paused: the command stays in the buffer and is parsed
+			// again when the client resumes.
+			c.postponed = false
+			break
+		}
+		off += n
 		if len(c.w.Buf) >= flushAt {
 			break
 		}
@@ -213,6 +222,9 @@ func (c *Client) exec(args [][]byte) {
 	mark := len(c.w.Buf)
 	c.pushed = false
 	c.dispatch(args)
+	if c.postponed {
+		return // it did not run: the reply mode applies when it does
+	}
 	if c.replyOff {
 		if !c.pushed {
 			c.w.Buf = c.w.Buf[:mark]
@@ -274,6 +286,9 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
+		return
+	}
+	if srv.pause.typ.Load() != pauseOff && c.postponeIfPaused(cmd, args) {
 		return
 	}
 	if c.tx != nil && !isTxControl(cmd) {
@@ -381,6 +396,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		start = nanotime()
 	}
 	c.errBase = c.countErrors()
+	c.cur = cmd
 	switch {
 	case c.inExec || cmd.flags&flagNoLock != 0:
 		cmd.Fn(c, args)
@@ -432,7 +448,12 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	// past their own errors, so only EXEC's own (EXECABORT...) count, as
 	// Redis's incrCommandStatsOnError.
 	errs := c.countErrors()
-	c.srv.stats[c.slot].record(cmd, ns, errs != c.errBase)
+	st := &c.srv.stats[c.slot]
+	st.record(cmd, ns, errs != c.errBase)
+	if c.srv.cfg.latencyTrack.Load() && !c.blocked {
+		// A blocked command's latency is recorded when it is unblocked.
+		st.recordLatency(cmd, ns)
+	}
 	c.errBase = errs
 	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
 		c.RecordSlow(args, ns/1000)

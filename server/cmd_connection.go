@@ -1,11 +1,13 @@
 package server
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluicedb/sluice/resp"
+	"github.com/sluicedb/sluice/store"
 )
 
 // Connection commands: PING ECHO SELECT QUIT RESET HELLO AUTH CLIENT.
@@ -39,7 +41,7 @@ func init() {
 			{Name: "tracking", Arity: -3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Enable or disable server assisted client side caching support", Complexity: "O(1). Some options may introduce additional complexity.", Fn: clientTrackingCmd},
 			{Name: "trackinginfo", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Return information about server assisted client side caching for the current connection", Complexity: "O(1)", Fn: clientTrackinginfoCmd},
 			{Name: "unblock", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Unblock a client blocked in a blocking command from a different connection", Complexity: "O(log N) where N is the number of client connections", Fn: clientUnblockCmd},
-			{Name: "unpause", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Resume processing of clients that were paused", Complexity: "O(N) Where N is the number of paused clients", Fn: func(c *Client, args [][]byte) { c.w.OK() }},
+			{Name: "unpause", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Resume processing of clients that were paused", Complexity: "O(N) Where N is the number of paused clients", Fn: clientUnpauseCmd},
 		}},
 	)
 }
@@ -380,16 +382,22 @@ func onOff(c *Client, arg []byte, dst *bool) {
 func clientNoEvictCmd(c *Client, args [][]byte) { onOff(c, args[2], &c.noEvict) }
 func clientNoTouchCmd(c *Client, args [][]byte) { onOff(c, args[2], &c.noTouch) }
 
-// clientPauseCmd validates its arguments as Redis does and replies OK.
-// Sluice does not pause clients: the pause is accepted but not enforced.
+// clientPauseCmd is CLIENT PAUSE timeout [WRITE|ALL] (see pause.go).
 func clientPauseCmd(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		c.subcommandSyntaxError(args)
 		return
 	}
-	if len(args) == 4 && !eq(args[3], "write") && !eq(args[3], "all") {
-		c.w.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
-		return
+	typ := pauseAll
+	if len(args) == 4 {
+		switch {
+		case eq(args[3], "write"):
+			typ = pauseWrite
+		case eq(args[3], "all"):
+		default:
+			c.w.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+			return
+		}
 	}
 	ms, ok := resp.ParseInt(args[2])
 	if !ok {
@@ -400,6 +408,19 @@ func clientPauseCmd(c *Client, args [][]byte) {
 		c.w.Error(errTimeoutNeg)
 		return
 	}
+	end := int64(0) // 0: already over (Redis adds the time only to a positive timeout)
+	if ms > 0 {
+		end = store.Now() + ms
+		if end < ms {
+			end = math.MaxInt64
+		}
+	}
+	c.srv.pauseClients(typ, end)
+	c.w.OK()
+}
+
+func clientUnpauseCmd(c *Client, args [][]byte) {
+	c.srv.unpauseClients()
 	c.w.OK()
 }
 

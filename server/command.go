@@ -22,7 +22,8 @@ const (
 	flagLoading
 	flagStale
 	flagFast
-	flagDenyOOM // may grow memory: refused when over maxmemory
+	flagDenyOOM      // may grow memory: refused when over maxmemory
+	flagMayReplicate // may be replicated though not a write (PUBLISH, EVAL): held by CLIENT PAUSE WRITE
 )
 
 // Command is one entry of the command table: its metadata (which also
@@ -97,6 +98,8 @@ func (c *Command) prepare() {
 			c.flags |= flagFast
 		case "denyoom":
 			c.flags |= flagDenyOOM
+		case "may_replicate":
+			c.flags |= flagMayReplicate
 		case "lock_all":
 			c.flags |= flagLockAll
 		}

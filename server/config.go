@@ -104,6 +104,7 @@ type Config struct {
 	slowlogThresh atomic.Int64 // slowlog-log-slower-than, microseconds
 	slowlogMaxLen atomic.Int64
 	latencyThresh atomic.Int64 // latency-monitor-threshold, ms
+	latencyTrack  atomic.Bool  // latency-tracking
 
 	// running is set once the server listens: listener directives can no
 	// longer change.
@@ -243,7 +244,10 @@ var params = []*param{
 	boolP("disable-thp", "yes", true),
 	boolP("cluster-allow-replica-migration", "yes", false),
 	boolP("replica-announced", "yes", false),
-	boolP("latency-tracking", "yes", false),
+	boolP("latency-tracking", "yes", false).onSet(func(cfg *Config, v string) error {
+		cfg.latencyTrack.Store(v == "yes")
+		return nil
+	}),
 	boolP("aof-disable-auto-gc", "no", false),
 	boolP("replica-ignore-disk-write-errors", "no", false),
 

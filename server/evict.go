@@ -459,6 +459,9 @@ func (s *Server) performEvictions(slot int) int {
 	if mm == 0 || ev.used() <= mm {
 		return evictOK
 	}
+	if s.pause.typ.Load() != pauseOff {
+		return evictOK // the dataset stays static while clients are paused
+	}
 	pol := ev.policy.Load()
 	if pol&polNoEviction != 0 {
 		return s.evictFailed(mm)

@@ -364,6 +364,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 	}
 	if want("latencystats") {
 		b.WriteString("# Latencystats\r\n")
+		s.writeLatencyStats(&b)
 	}
 	if want("cluster") {
 		b.WriteString("# Cluster\r\n")

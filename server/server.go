@@ -92,6 +92,7 @@ type Server struct {
 	opsAt, opsCount, opsRate int64
 	blocking                 blockRegistry // clients blocked on keys (blocking.go)
 	ev                       *evictState   // maxmemory (evict.go)
+	pause                    pauseState    // CLIENT PAUSE (pause.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -317,6 +318,7 @@ func (s *Server) removeClient(c *Client) {
 	s.watches.unwatchAll(c)
 	s.pubsub.unsubscribeAll(c)
 	s.blocking.clientClosed(c)
+	s.pauseClientClosed(c)
 	s.monitors.remove(c)
 	if hook := s.onClientClose; hook != nil {
 		hook(c)

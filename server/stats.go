@@ -7,6 +7,7 @@ import (
 // cmdStat counts one command's calls in one slot.
 type cmdStat struct {
 	calls, usec, rejected, failed atomic.Int64
+	hist                          atomic.Pointer[latencyHist] // nil until tracked (latencystats.go)
 }
 
 // slotStats are the statistics of one driver slot (an event loop, or the
@@ -47,6 +48,7 @@ func (s *slotStats) reset() {
 		st.usec.Store(0)
 		st.rejected.Store(0)
 		st.failed.Store(0)
+		st.hist.Store(nil)
 	}
 	s.commands.Store(0)
 	s.connections.Store(0)

@@ -17,6 +17,9 @@ const (
 // ExpireCycle runs one active expiry pass with the given time budget and
 // returns how many keys it removed. slot is the BigLock reader slot to use.
 func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
+	if ks.ExpiryPaused.Load() {
+		return 0
+	}
 	start := time.Now()
 	removed := 0
 	ks.Lock.RLock(slot)

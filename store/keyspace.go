@@ -57,7 +57,11 @@ type Keyspace struct {
 
 	ExpiredKeys atomic.Int64 // stat: expired_keys
 	NoTouch     bool
-	lfu         lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
+	// ExpiryPaused keeps the dataset static while clients are paused
+	// (CLIENT PAUSE): expired keys read as absent but are not removed,
+	// and active expiry does nothing, until it is cleared.
+	ExpiryPaused atomic.Bool
+	lfu          lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 }
@@ -144,6 +148,9 @@ func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
 func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
 	if !e.vol || s.vol[string(key)] > now {
 		return false
+	}
+	if db.ks.ExpiryPaused.Load() {
+		return true // logically expired, removed once the pause ends
 	}
 	db.removeExpired(s, key)
 	return true
@@ -244,6 +251,11 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	}
 	e.lru = db.ks.newLRU(nil)
 	e.vol = ms != 0
+	if !e.vol && len(s.vol) > 0 && db.ks.ExpiryPaused.Load() {
+		// An expired key kept during a pause may be replaced: drop its
+		// expiry with it.
+		delete(s.vol, string(key))
+	}
 	if e.vol {
 		if s.vol == nil {
 			s.vol = make(map[string]int64)

@@ -246,3 +246,30 @@ func BenchmarkScan1M(b *testing.B) {
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(took[len(took)*999/1000].Microseconds()), "p99.9-µs")
 }
+
+// While expiry is paused (CLIENT PAUSE) an expired key reads as absent but
+// stays, active expiry removes nothing, and a key added in its place does
+// not inherit its expiry.
+func TestExpiryPaused(t *testing.T) {
+	ks := New(1, 1)
+	db := ks.DB(0)
+	past := Now() - 10
+	db.AddExpire([]byte("a"), NewInt(1), past)
+	db.AddExpire([]byte("b"), NewInt(2), past)
+	ks.ExpiryPaused.Store(true)
+	if db.Lookup([]byte("a")) != nil || db.Delete([]byte("a")) {
+		t.Fatal("an expired key is live during the pause")
+	}
+	if n := ks.ExpireCycle(0, time.Second); n != 0 || db.Size() != 2 || ks.ExpiredKeys.Load() != 0 {
+		t.Fatalf("removed %d, size %d, expired_keys %d during the pause", n, db.Size(), ks.ExpiredKeys.Load())
+	}
+	db.Add([]byte("b"), NewInt(3))
+	ks.ExpiryPaused.Store(false)
+	if db.Lookup([]byte("a")) != nil || ks.ExpiredKeys.Load() != 1 || db.Size() != 1 {
+		t.Fatalf("after the pause: size %d, expired_keys %d", db.Size(), ks.ExpiredKeys.Load())
+	}
+	ks.ExpireCycle(0, time.Second)
+	if e := db.Lookup([]byte("b")); e == nil || db.ExpireOf([]byte("b"), e) != 0 {
+		t.Fatal("the key added during the pause lost its value or got the old expiry")
+	}
+}
