@@ -24,7 +24,7 @@ func init() {
 		&Command{Name: "client", Arity: -2, Flags: []string{"sentinel"}, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "caching", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Instruct the server about tracking or not keys in the next request", Complexity: "O(1)", Fn: clientCachingCmd},
 			{Name: "getname", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Get the current connection name", Complexity: "O(1)", Fn: clientGetnameCmd},
-			{Name: "getredir", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Get tracking notifications redirection client ID if any", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(-1) }},
+			{Name: "getredir", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Get tracking notifications redirection client ID if any", Complexity: "O(1)", Fn: clientGetredirCmd},
 			{Name: "help", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: clientHelpCmd},
 			{Name: "id", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Returns the client ID for the current connection", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(c.ID) }},
 			{Name: "info", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Returns information about the current client connection.", Complexity: "O(1)", Fn: clientInfoCmd},
@@ -433,43 +433,6 @@ func clientUnblockCmd(c *Client, args [][]byte) {
 
 // clientTrackingCmd accepts TRACKING OFF; server assisted client side
 // caching is not implemented, so TRACKING ON is refused.
-func clientTrackingCmd(c *Client, args [][]byte) {
-	for j := 3; j < len(args); j++ {
-		more := len(args) - 1 - j
-		switch {
-		case (eq(args[j], "redirect") || eq(args[j], "prefix")) && more > 0:
-			j++
-		case eq(args[j], "bcast"), eq(args[j], "optin"), eq(args[j], "optout"), eq(args[j], "noloop"):
-		default:
-			c.w.Error(errSyntax)
-			return
-		}
-	}
-	switch {
-	case eq(args[2], "off"):
-		c.w.OK()
-	case eq(args[2], "on"):
-		c.w.Error("ERR client side caching (CLIENT TRACKING) is not supported by Sluice")
-	default:
-		c.w.Error(errSyntax)
-	}
-}
-
-func clientCachingCmd(c *Client, args [][]byte) {
-	c.w.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
-}
-
-func clientTrackinginfoCmd(c *Client, args [][]byte) {
-	c.w.Map(3)
-	c.w.BulkString("flags")
-	c.w.Set(1)
-	c.w.BulkString("off")
-	c.w.BulkString("redirect")
-	c.w.Int(-1)
-	c.w.BulkString("prefixes")
-	c.w.Array(0)
-}
-
 // clientByID returns the connected client with the given id, or nil.
 func (s *Server) clientByID(id int64) *Client {
 	s.mu.Lock()
@@ -554,6 +517,7 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	if t.blockedFlag.Load() {
 		flags = append(flags, 'b')
 	}
+	flags = c.srv.trackingFlags(t, flags)
 	if self && t.tx != nil && t.tx.dirty {
 		flags = append(flags, 'd')
 	}

@@ -54,6 +54,7 @@ type Server struct {
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
 	watches  watchRegistry
+	tracking trackingTable
 	pubsub   pubsubRegistry
 	monitors monitorRegistry
 	lua      scriptingState // Lua scripting and functions (scripting.go)
@@ -265,6 +266,8 @@ func (s *Server) cron() {
 			return
 		case <-t.C:
 		}
+		// BCAST invalidations of keys that expired in the background.
+		s.trackingBroadcast(nil)
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {
 			continue
@@ -315,6 +318,9 @@ func (s *Server) removeClient(c *Client) {
 	}
 	s.mu.Unlock()
 	s.watches.unwatchAll(c)
+	s.tracking.mu.Lock()
+	s.tracking.disable(c)
+	s.tracking.mu.Unlock()
 	s.pubsub.unsubscribeAll(c)
 	s.blocking.clientClosed(c)
 	s.monitors.remove(c)
