@@ -27,8 +27,6 @@ type Client struct {
 
 	dbi      int
 	name     string
-	libName  string
-	libVer   string
 	addr     string
 	laddr    string
 	fd       int

@@ -34,7 +34,6 @@ func init() {
 			{Name: "no-touch", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Complexity: "O(1)", Fn: clientNoTouchCmd},
 			{Name: "pause", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.9.50", Summary: "Stop processing commands from clients for some time", Complexity: "O(1)", Fn: clientPauseCmd},
 			{Name: "reply", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "3.2.0", Summary: "Instruct the server whether to reply to commands", Complexity: "O(1)", Fn: clientReplyCmd},
-			{Name: "setinfo", Arity: 4, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Complexity: "O(1)", Fn: clientSetinfoCmd},
 			{Name: "setname", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Set the current connection name", Complexity: "O(1)", Fn: clientSetnameCmd},
 			{Name: "tracking", Arity: -3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Enable or disable server assisted client side caching support", Complexity: "O(1). Some options may introduce additional complexity.", Fn: clientTrackingCmd},
 			{Name: "trackinginfo", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Return information about server assisted client side caching for the current connection", Complexity: "O(1)", Fn: clientTrackinginfoCmd},
@@ -251,30 +250,6 @@ func clientGetnameCmd(c *Client, args [][]byte) {
 		return
 	}
 	c.w.BulkString(c.name)
-}
-
-// clientSetinfoCmd is CLIENT SETINFO as Redis 7.2 has it (go-redis sends
-// it on connect).
-func clientSetinfoCmd(c *Client, args [][]byte) {
-	attr, val := args[2], args[3]
-	var dst *string
-	switch {
-	case eq(attr, "lib-name"):
-		dst = &c.libName
-	case eq(attr, "lib-ver"):
-		dst = &c.libVer
-	default:
-		c.w.Error("ERR Unrecognized option '" + string(attr) + "'")
-		return
-	}
-	if !validName(val) {
-		c.w.Error("ERR " + strings.ToUpper(string(attr)) + " cannot contain spaces, newlines or special characters.")
-		return
-	}
-	c.flagsMu.Lock()
-	*dst = string(val)
-	c.flagsMu.Unlock()
-	c.w.OK()
 }
 
 var clientHelp = []string{
@@ -495,7 +470,7 @@ func (c *Client) clientType() int {
 func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int64) []byte {
 	self := t == c
 	t.flagsMu.Lock()
-	name, libName, libVer, db, proto, noEvict := t.name, t.libName, t.libVer, t.dbi, t.w.Proto, t.noEvict
+	name, db, proto, noEvict := t.name, t.dbi, t.w.Proto, t.noEvict
 	t.flagsMu.Unlock()
 	var sub, psub, ssub int
 	if fn := c.srv.subCounts; fn != nil {
@@ -584,12 +559,10 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	b = strconv.AppendInt(b, 16384+qbuf+argvMem+t.outLen.Load(), 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmdName...)
-	b = append(b, " user=default redir=-1 resp="...)
+	b = append(b, " user=default redir="...)
+	b = strconv.AppendInt(b, c.srv.trackingRedir(t), 10)
+	b = append(b, " resp="...)
 	b = strconv.AppendInt(b, int64(proto), 10)
-	b = append(b, " lib-name="...)
-	b = append(b, libName...)
-	b = append(b, " lib-ver="...)
-	b = append(b, libVer...)
 	return b
 }
 

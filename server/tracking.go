@@ -377,6 +377,18 @@ func (s *Server) trackingFlags(c *Client, dst []byte) []byte {
 	return dst
 }
 
+// trackingRedir is CLIENT LIST's redir field: the client invalidations
+// are redirected to (0 for none) while tracking, else -1.
+func (s *Server) trackingRedir(c *Client) int64 {
+	t := &s.tracking
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.trk == nil || !c.trk.on {
+		return -1
+	}
+	return c.trk.redirect
+}
+
 // trackBegin runs before a tracking client's command: it records the keys
 // the command holds (or the whole keyspace) so that changes it makes are
 // known as its own.

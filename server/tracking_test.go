@@ -51,6 +51,7 @@ func trackingScenario(t *testing.T, addr string) []string {
 	do("sub", sub, "SUBSCRIBE", "__redis__:invalidate")
 	do("b", b, "CLIENT", "TRACKING", "ON", "REDIRECT", subID)
 	do("b", b, "CLIENT", "GETREDIR")
+	do("b", b, "CLIENT", "INFO")
 	do("b", b, "MGET", "m1", "m2")
 	do("w", w, "MSET", "m1", "x", "m2", "y")
 	next("sub", sub)
@@ -78,9 +79,9 @@ func trackingScenario(t *testing.T, addr string) []string {
 	for i, s := range out {
 		s = re.ReplaceAllString(s, "${1}N")
 		// CLIENT LIST fields that vary between servers.
-		if strings.Contains(s, "CLIENT LIST") {
-			f := regexp.MustCompile(`flags=\S+`).FindString(s)
-			s = "CLIENT LIST " + f
+		if strings.Contains(s, "CLIENT LIST") || strings.Contains(s, "CLIENT INFO") {
+			f := regexp.MustCompile(`flags=\S+|redir=\S+|lib-\S+`).FindAllString(s, -1)
+			s = "CLIENT LIST/INFO " + strings.Join(f, " ")
 		}
 		if strings.Contains(s, "HELLO") {
 			s = "HELLO"
