@@ -55,6 +55,7 @@ type Server struct {
 
 	watches  watchRegistry
 	tracking trackingTable
+	avgTTL   []atomic.Int64 // INFO avg_ttl per database, written by cron only
 	pubsub   pubsubRegistry
 	monitors monitorRegistry
 	lua      scriptingState // Lua scripting and functions (scripting.go)
@@ -126,6 +127,7 @@ func New(cfg *Config) *Server {
 	}
 	s.spinFor = spinWindow(nloops)
 	s.ks = store.New(dbs, nloops+1)
+	s.avgTTL = make([]atomic.Int64, dbs)
 	s.wireWatches()
 	s.wirePubSub()
 	s.wireBlocking()
@@ -268,6 +270,7 @@ func (s *Server) cron() {
 		}
 		// BCAST invalidations of keys that expired in the background.
 		s.trackingBroadcast(nil)
+		s.updateAvgTTL()
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {
 			continue
