@@ -8,6 +8,17 @@ if command -v python3 >/dev/null && ! python3 -c "import redis" 2>/dev/null; the
   python3 -m pip install -q redis 2>/dev/null ||
     python3 -m pip install -q --break-system-packages redis
 fi
+# node-redis for clients/ (tests/node/test_noderedis.js), when npm is there:
+# one package, installed into a cache directory (clients/node_test.go looks
+# in the same place).
+NODE_REDIS_VERSION=5.12.1
+node_dir=${SLUICE_NODE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice-node}
+if command -v npm >/dev/null &&
+  ! NODE_PATH="$node_dir/node_modules" node -e "require('redis')" 2>/dev/null; then
+  echo "installing node-redis (npm install redis@$NODE_REDIS_VERSION into $node_dir)..." >&2
+  mkdir -p "$node_dir"
+  npm install --silent --no-audit --no-fund --prefix "$node_dir" "redis@$NODE_REDIS_VERSION" >/dev/null
+fi
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
   exit 0
 fi

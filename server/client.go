@@ -72,13 +72,14 @@ type Client struct {
 	mark       int64 // nanotime at which the previous command of this batch ended
 	errBase    int   // error replies written before the command being timed ended
 	scratch    []byte
-	tx         *txState // MULTI state, nil when not in a transaction
-	txSpare    *txState // the last transaction's queue, reused by the next MULTI
-	inExec     bool     // running queued commands under the exclusive lock
-	fromScript bool     // the client scripts run their redis.call commands through
-	blocked    bool     // waiting on a blocking command: input is held, not parsed
-	postponed  bool     // the command was held back by CLIENT PAUSE: not consumed
-	cur        *Command // the command being called (a blocking command's waiter keeps it)
+	tx         *txState    // MULTI state, nil when not in a transaction
+	txSpare    *txState    // the last transaction's queue, reused by the next MULTI
+	inExec     bool        // running queued commands under the exclusive lock
+	fromScript bool        // the client scripts run their redis.call commands through
+	blocked    bool        // waiting on a blocking command: input is held, not parsed
+	postponed  bool        // the command was held back by CLIENT PAUSE: not consumed
+	cur        *Command    // the command being called (a blocking command's waiter keeps it)
+	trk        *trackState // CLIENT TRACKING state, nil until first enabled (set under srv.tracking.mu)
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
@@ -397,6 +398,10 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.errBase = c.countErrors()
 	c.cur = cmd
+	trk := c.trk
+	if trk != nil {
+		c.trackBegin(cmd, args)
+	}
 	switch {
 	case c.inExec || cmd.flags&flagNoLock != 0:
 		cmd.Fn(c, args)
@@ -404,6 +409,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		if c.srv.lua.busySince.Load() != 0 && c.heldLoop() {
 			// A stand-in serves this loop while a script holds the keyspace.
 			c.rejectCmd(cmd, c.srv.busyText())
+			if trk != nil {
+				trk.exec.Store(nil)
+			}
 			return
 		}
 		ks.Lock.Lock()
@@ -411,6 +419,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		ks.Lock.Unlock()
 	default:
 		if !ks.Lock.TryRLock(c.slot) && !c.lockOrBusy(cmd) {
+			if trk != nil {
+				trk.exec.Store(nil)
+			}
 			return
 		}
 		db := c.DB()
@@ -433,6 +444,11 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			set.Unlock(db)
 		}
 		ks.Lock.RUnlock(c.slot)
+	}
+	if trk != nil {
+		c.trackEnd(cmd, args)
+	} else if c.fromScript && c.srv.tracking.clients.Load() > 0 {
+		c.trackScriptRead(cmd, args)
 	}
 	if !c.inExec && c.srv.blocking.pending.Load() {
 		c.srv.serveReadyKeys() // serve clients blocked on keys this command filled

@@ -603,6 +603,7 @@ func flushdbCommand(c *Client, args [][]byte) {
 	}
 	c.DB().Flush()
 	c.DB().DropScanSnapshots()
+	c.srv.trackingFlushAll(c)
 	c.w.OK()
 }
 
@@ -618,6 +619,7 @@ func flushallCommand(c *Client, args [][]byte) {
 		ks.DB(i).Flush()
 		ks.DB(i).DropScanSnapshots()
 	}
+	c.srv.trackingFlushAll(c)
 	c.w.OK()
 }
 

@@ -153,7 +153,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("client_recent_max_input_buffer:0")
 		f("client_recent_max_output_buffer:0")
 		f("blocked_clients:%d", blocked)
-		f("tracking_clients:0")
+		f("tracking_clients:%d", s.trackingClients())
 		f("clients_in_timeout_table:0")
 	}
 	if want("memory") {
@@ -294,9 +294,10 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("active_defrag_key_misses:0")
 		f("total_active_defrag_time:0")
 		f("current_active_defrag_time:0")
-		f("tracking_total_keys:0")
-		f("tracking_total_items:0")
-		f("tracking_total_prefixes:0")
+		tkeys, titems, tprefixes := s.trackingStats()
+		f("tracking_total_keys:%d", tkeys)
+		f("tracking_total_items:%d", titems)
+		f("tracking_total_prefixes:%d", tprefixes)
 		f("unexpected_error_replies:0")
 		f("total_error_replies:%d", s.totalErrorReplies(totals))
 		f("dump_payload_sanitizations:0")
@@ -378,7 +379,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		b.WriteString("# Keyspace\r\n")
 		for i, kv := range s.keyspaceSizes(c) {
 			if kv[0] > 0 || kv[1] > 0 {
-				f("db%d:keys=%d,expires=%d,avg_ttl=0", i, kv[0], kv[1])
+				f("db%d:keys=%d,expires=%d,avg_ttl=%d", i, kv[0], kv[1], kv[2])
 			}
 		}
 	}
@@ -622,11 +623,54 @@ func (s *Server) commandStats() []cmdStatLine {
 	return out
 }
 
-// keyspaceSizes returns keys and volatile keys per database, locking each
+// updateAvgTTL refreshes each database's avg_ttl estimate as Redis's
+// active expire cycle does (run from cron, hz 10): the mean remaining TTL
+// of up to 20 sampled keys with an expiry, folded into a running average
+// (avg/50*49 + sample/50, the first sample taken as is); 0 when the
+// database has no keys with an expiry.
+func (s *Server) updateAvgTTL() {
+	if !s.ks.Lock.TryRLock(s.goSlot) {
+		return // a script or transaction holds the keyspace: next time
+	}
+	defer s.ks.Lock.RUnlock(s.goSlot)
+	now := store.Now()
+	for i := 0; i < s.ks.NumDBs() && i < len(s.avgTTL); i++ {
+		var sum, cnt int64
+		seen := s.ks.DB(i).Sample(true, 20, func(_ string, _ *store.Entry, exp int64) {
+			if exp > now {
+				sum += exp - now
+				cnt++
+			}
+		})
+		a := &s.avgTTL[i]
+		if seen == 0 {
+			a.Store(0)
+			continue
+		}
+		if cnt == 0 {
+			continue
+		}
+		sample := sum / cnt
+		avg := a.Load()
+		if avg == 0 {
+			avg = sample
+		}
+		a.Store(avg/50*49 + sample/50)
+	}
+}
+
+func (s *Server) avgTTLOf(db int) int {
+	if db < len(s.avgTTL) {
+		return int(s.avgTTL[db].Load())
+	}
+	return 0
+}
+
+// keyspaceSizes returns keys, volatile keys and avg_ttl per database, locking each
 // database's shards in turn (or nothing when c already holds the keyspace
 // exclusively).
-func (s *Server) keyspaceSizes(c *Client) [][2]int {
-	out := make([][2]int, s.ks.NumDBs())
+func (s *Server) keyspaceSizes(c *Client) [][3]int {
+	out := make([][3]int, s.ks.NumDBs())
 	exclusive := c != nil && c.inExec
 	slot := s.goSlot
 	if c != nil {
@@ -643,12 +687,13 @@ func (s *Server) keyspaceSizes(c *Client) [][2]int {
 				db.LockShard(sh)
 			}
 		}
-		out[i] = [2]int{db.Size(), db.Volatile()}
+		out[i] = [3]int{db.Size(), db.Volatile(), 0}
 		if !exclusive {
 			for sh := 0; sh < store.NShards; sh++ {
 				db.UnlockShard(sh)
 			}
 		}
+		out[i][2] = s.avgTTLOf(i)
 	}
 	return out
 }

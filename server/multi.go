@@ -260,7 +260,15 @@ func (r *watchRegistry) expiredWatched(c *Client) bool {
 // wireWatches connects the keyspace's hooks to the registry.
 func (s *Server) wireWatches() {
 	s.OnReset(func(c *Client) { c.discardTx() })
-	s.ks.OnModified = s.watches.touch
+	s.ks.OnModified = func(db *store.DB, key []byte) {
+		s.watches.touch(db, key)
+		s.trackingInvalidate(db, key)
+	}
+	s.OnReset(func(c *Client) {
+		s.tracking.mu.Lock()
+		s.tracking.disable(c)
+		s.tracking.mu.Unlock()
+	})
 	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db, nil) }
 	s.ks.OnSwap = func(a, b *store.DB) {
 		// After the swap a and b hold each other's data: a key watched in

@@ -54,6 +54,8 @@ type Server struct {
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
 	watches  watchRegistry
+	tracking trackingTable
+	avgTTL   []atomic.Int64 // INFO avg_ttl per database, written by cron only
 	pubsub   pubsubRegistry
 	monitors monitorRegistry
 	lua      scriptingState // Lua scripting and functions (scripting.go)
@@ -126,6 +128,7 @@ func New(cfg *Config) *Server {
 	}
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.ks = store.New(dbs, nloops+1)
+	s.avgTTL = make([]atomic.Int64, dbs)
 	s.wireWatches()
 	s.wirePubSub()
 	s.wireBlocking()
@@ -266,6 +269,9 @@ func (s *Server) cron() {
 			return
 		case <-t.C:
 		}
+		// BCAST invalidations of keys that expired in the background.
+		s.trackingBroadcast(nil)
+		s.updateAvgTTL()
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {
 			continue
@@ -316,6 +322,9 @@ func (s *Server) removeClient(c *Client) {
 	}
 	s.mu.Unlock()
 	s.watches.unwatchAll(c)
+	s.tracking.mu.Lock()
+	s.tracking.disable(c)
+	s.tracking.mu.Unlock()
 	s.pubsub.unsubscribeAll(c)
 	s.blocking.clientClosed(c)
 	s.pauseClientClosed(c)

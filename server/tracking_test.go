@@ -1,0 +1,110 @@
+package server_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/internal/redistest"
+)
+
+// trackingScenario drives three connections through client side caching:
+// a RESP3 tracker, a RESP2 tracker redirecting to a subscriber of
+// __redis__:invalidate, and a writer. It returns what each saw, with
+// client ids replaced by "ID".
+func trackingScenario(t *testing.T, addr string) []string {
+	a := redistest.Dial(t, addr) // RESP3 tracker
+	b := redistest.Dial(t, addr) // RESP2 tracker, redirects to sub
+	sub := redistest.Dial(t, addr)
+	w := redistest.Dial(t, addr)
+	var out []string
+	do := func(name string, c *redistest.Conn, args ...string) string {
+		r, err := c.Do(args...)
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, args, err)
+		}
+		out = append(out, name+" "+strings.Join(args, " ")+" -> "+r)
+		return r
+	}
+	next := func(name string, c *redistest.Conn) {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		r, err := redistest.ReadReply(c.R)
+		if err != nil {
+			t.Fatalf("%s %s: no push: %v\n%s", addr, name, err, strings.Join(out, "\n"))
+		}
+		out = append(out, name+" push "+r)
+	}
+	do("w", w, "FLUSHALL")
+	do("a", a, "HELLO", "3")
+	do("a", a, "CLIENT", "TRACKING", "ON")
+	do("a", a, "GET", "k1")
+	do("a", a, "HGETALL", "h")
+	do("w", w, "SET", "k1", "v")
+	next("a", a)
+	do("w", w, "SET", "k1", "v2") // k1 was forgotten after the first invalidation
+	do("w", w, "HSET", "h", "f", "v")
+	next("a", a)
+	do("a", a, "PING")
+
+	subID := strings.TrimSpace(strings.TrimPrefix(do("sub", sub, "CLIENT", "ID"), ":"))
+	do("sub", sub, "SUBSCRIBE", "__redis__:invalidate")
+	do("b", b, "CLIENT", "TRACKING", "ON", "REDIRECT", subID)
+	do("b", b, "CLIENT", "GETREDIR")
+	do("b", b, "CLIENT", "INFO")
+	do("b", b, "MGET", "m1", "m2")
+	do("w", w, "MSET", "m1", "x", "m2", "y")
+	next("sub", sub)
+	next("sub", sub)
+	do("w", w, "CLIENT", "LIST", "ID", subID)
+
+	// The redirect target goes away: the RESP3 tracker is told once.
+	do("a", a, "CLIENT", "TRACKING", "ON", "REDIRECT", subID)
+	do("a", a, "GET", "k2")
+	sub.Close()
+	time.Sleep(100 * time.Millisecond)
+	do("w", w, "SET", "k2", "x")
+	next("a", a)
+	do("a", a, "CLIENT", "TRACKINGINFO")
+
+	do("a", a, "CLIENT", "TRACKING", "OFF")
+	do("a", a, "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "p:")
+	do("w", w, "MSET", "p:1", "a", "q:1", "b", "p:2", "c")
+	next("a", a)
+	do("a", a, "PING")
+	do("w", w, "FLUSHDB")
+	next("a", a)
+	do("a", a, "PING")
+	re := regexp.MustCompile(`(?m)(id=|:|redir=|REDIRECT )\d+`)
+	for i, s := range out {
+		s = re.ReplaceAllString(s, "${1}N")
+		// CLIENT LIST fields that vary between servers.
+		if strings.Contains(s, "CLIENT LIST") || strings.Contains(s, "CLIENT INFO") {
+			f := regexp.MustCompile(`flags=\S+|redir=\S+|lib-\S+`).FindAllString(s, -1)
+			s = "CLIENT LIST/INFO " + strings.Join(f, " ")
+		}
+		if strings.Contains(s, "HELLO") {
+			s = "HELLO"
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// TestTrackingAcrossConnections checks invalidation messages between
+// connections (RESP3 pushes, RESP2 redirection to __redis__:invalidate, a
+// broken redirection, BCAST and flushes) against redis-server.
+func TestTrackingAcrossConnections(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	want := trackingScenario(t, raddr)
+	got := trackingScenario(t, saddr)
+	if len(want) != len(got) {
+		t.Fatalf("redis:\n%s\nsluice:\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("step %d\n redis:  %q\n sluice: %q", i, want[i], got[i])
+		}
+	}
+}
