@@ -88,17 +88,29 @@ func putUvarint(b []byte, v int) int {
 // own: valid while the blob is referenced, never to be modified.
 func blobKey(p unsafe.Pointer) []byte {
 	l, n := uvarintAt(p, 0)
-	return unsafe.Slice((*byte)(unsafe.Add(p, n)), l)
+	return blobBytes(p, n, l)
 }
 
 // blobPair returns the field and the value of a hash blob.
 func blobPair(p unsafe.Pointer) (k, v []byte) {
 	kl, n := uvarintAt(p, 0)
-	k = unsafe.Slice((*byte)(unsafe.Add(p, n)), kl)
+	k = blobBytes(p, n, kl)
 	off := n + kl
 	vl, m := uvarintAt(p, off)
-	v = unsafe.Slice((*byte)(unsafe.Add(p, off+m)), vl)
-	return k, v
+	return k, blobBytes(p, off+m, vl)
+}
+
+// noBytes is the (non-nil) empty string of a blob.
+var noBytes = []byte{}
+
+// blobBytes returns the l bytes at p+off. An empty string at the end of
+// the blob would start one past its allocation, a pointer Go forbids
+// (checkptr): it is noBytes instead.
+func blobBytes(p unsafe.Pointer, off, l int) []byte {
+	if l == 0 {
+		return noBytes
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(p, off)), l)
 }
 
 func newKeyBlob(k []byte) unsafe.Pointer {
