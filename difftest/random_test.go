@@ -249,7 +249,25 @@ func (g *gen) next() randCmd {
 		g.multi, g.queue = true, 1+g.n(4)
 		return cmd("MULTI")
 	}
+	if g.chance(0.05) {
+		return g.script()
+	}
 	return g.draw()
+}
+
+// script runs a drawn command through EVAL: its reply converted to Lua
+// and back (or, with pcall, its error as a table), as scripts see them.
+func (g *gen) script() randCmd {
+	var c randCmd
+	for c = g.draw(); c.mode != exact || c.args[0] == "MULTI" || strings.HasPrefix(c.args[0], "B"); c = g.draw() {
+	}
+	body := g.pick(
+		"return redis.call(unpack(ARGV))",
+		"return redis.pcall(unpack(ARGV))",
+		"local r = redis.pcall(unpack(ARGV)); if type(r) == 'table' and r.err then return 'E:' .. r.err end; return r",
+		"return type(redis.call(unpack(ARGV)))",
+	)
+	return cmd(append([]string{"EVAL", body, "0"}, c.args...)...)
 }
 
 func (g *gen) draw() randCmd {
