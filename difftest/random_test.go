@@ -45,6 +45,25 @@ func TestRandomDifferential(t *testing.T) {
 				runRandom(t, uint64(seed), proto, *randOps, redisAddr, sluiceAddr)
 			})
 		}
+		// Tiny encoding thresholds: collections convert (listpack to
+		// hashtable or skiplist, intset to hashtable) every few commands.
+		t.Run(fmt.Sprintf("seed%d/small-encodings", seed), func(t *testing.T) {
+			r, s := redistest.Dial(t, redisAddr), redistest.Dial(t, sluiceAddr)
+			set := func(kv ...string) {
+				for _, c := range []*redistest.Conn{r, s} {
+					if reply, err := c.Do(append([]string{"CONFIG", "SET"}, kv...)...); err != nil || reply != "+OK\r\n" {
+						t.Fatalf("CONFIG SET %v: %q %v", kv, reply, err)
+					}
+				}
+			}
+			set("hash-max-listpack-entries", "3", "hash-max-listpack-value", "4",
+				"set-max-intset-entries", "4", "zset-max-listpack-entries", "3",
+				"zset-max-listpack-value", "4", "list-max-listpack-size", "3")
+			defer set("hash-max-listpack-entries", "128", "hash-max-listpack-value", "64",
+				"set-max-intset-entries", "512", "zset-max-listpack-entries", "128",
+				"zset-max-listpack-value", "64", "list-max-listpack-size", "-2")
+			runRandom(t, uint64(seed)+1000, 2, *randOps, redisAddr, sluiceAddr)
+		})
 	}
 }
 
