@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -73,6 +74,7 @@ const (
 	unordered // the aggregate's elements in any order (hash-table iteration)
 	approx    // integer replies within 1 (TTL)
 	approxMs  // integer replies within 100 (PTTL)
+	scanAll   // a SCAN-family reply: when Redis's cursor is 0, the same elements in any order
 )
 
 type randCmd struct {
@@ -123,8 +125,37 @@ func sameRandom(mode int, want, got string) bool {
 		return same(line{directive: "approx"}, want, got)
 	case approxMs:
 		return same(line{directive: "approx", arg: "100"}, want, got)
+	case scanAll:
+		wc, we, ok1 := splitScan(want)
+		gc, ge, ok2 := splitScan(got)
+		if !ok1 || !ok2 {
+			return want == got // an error reply
+		}
+		if wc != "0" {
+			return true // a partial iteration: cursors are the server's own
+		}
+		return gc == "0" && sortedElems(we) == sortedElems(ge)
 	}
 	return want == got
+}
+
+// splitScan splits a SCAN-family reply into its cursor and its raw
+// element array.
+func splitScan(raw string) (cursor, elems string, ok bool) {
+	if !strings.HasPrefix(raw, "*2\r\n") {
+		return "", "", false
+	}
+	rd := bufio.NewReader(strings.NewReader(raw[4:]))
+	c, err := redistest.ReadReply(rd)
+	if err != nil || !strings.HasPrefix(c, "$") {
+		return "", "", false
+	}
+	e, err := redistest.ReadReply(rd)
+	if err != nil {
+		return "", "", false
+	}
+	_, v, _ := strings.Cut(c, "\r\n")
+	return strings.TrimSuffix(v, "\r\n"), e, true
 }
 
 func quoteArgs(args []string) string {
@@ -758,9 +789,33 @@ func (g *gen) lexCmd() randCmd {
 	return cmd("ZREM", k, g.member())
 }
 
+// scanCmd draws a SCAN, HSCAN, SSCAN or ZSCAN from cursor 0 with a COUNT
+// large enough that Redis usually finishes in one call.
+func (g *gen) scanCmd() randCmd {
+	var args []string
+	switch g.n(4) {
+	case 0:
+		args = []string{"SCAN", "0"}
+	case 1:
+		args = []string{"HSCAN", g.key(hashKeys), "0"}
+	case 2:
+		args = []string{"SSCAN", g.key(setKeys), "0"}
+	default:
+		args = []string{"ZSCAN", g.key(zsetKeys), "0"}
+	}
+	if g.chance(0.5) {
+		args = append(args, "MATCH", g.pick("*", "f1*", "*a*", "[ab]*", "?", "m*", "1*"))
+	}
+	args = append(args, "COUNT", g.pick("1000", "1000", "0", "x"))
+	if args[0] == "SCAN" && g.chance(0.5) {
+		args = append(args, "TYPE", g.pick("string", "hash", "list", "set", "zset", "nosuch"))
+	}
+	return randCmd{args: args, mode: scanAll}
+}
+
 func (g *gen) keyCmd() randCmd {
 	k := g.pick(allKeys...)
-	switch g.n(22) {
+	switch g.n(23) {
 	case 0:
 		return cmd("DEL", k, g.pick(allKeys...))
 	case 1:
@@ -813,6 +868,8 @@ func (g *gen) keyCmd() randCmd {
 		return cmd("EXPIREAT", k, g.pick("1", "0", "-1"))
 	case 20:
 		return cmd("GETEX", k, "PERSIST")
+	case 21:
+		return g.scanCmd()
 	}
 	return cmd("TYPE", k)
 }

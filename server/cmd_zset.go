@@ -1400,6 +1400,9 @@ func zscanCommand(c *Client, args [][]byte) {
 			j++
 		case eq(args[j], "match") && more:
 			pattern = args[j+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil // as Redis: "*" is no filter, and keeps "" (which the glob "*" does not match)
+			}
 			j++
 		default:
 			c.w.Error(errSyntax)
