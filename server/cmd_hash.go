@@ -495,7 +495,7 @@ func parseScanCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// scanOpts are the options of HSCAN/SSCAN after the cursor.
+// scanOpts are the options of HSCAN/SSCAN/ZSCAN after the cursor.
 type scanOpts struct {
 	count   int64
 	pattern []byte // nil: match everything

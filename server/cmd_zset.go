@@ -1381,34 +1381,11 @@ func zscanCommand(c *Client, args [][]byte) {
 		c.w.Array(0)
 		return
 	}
-	count := int64(10)
-	var pattern []byte
-	for j := 3; j < len(args); j++ {
-		more := j+1 < len(args)
-		switch {
-		case eq(args[j], "count") && more:
-			v, ok := resp.ParseInt(args[j+1])
-			if !ok {
-				c.w.Error(errNotInt)
-				return
-			}
-			if v < 1 {
-				c.w.Error(errSyntax)
-				return
-			}
-			count = v
-			j++
-		case eq(args[j], "match") && more:
-			pattern = args[j+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil // as Redis: "*" is no filter, and keeps "" (which the glob "*" does not match)
-			}
-			j++
-		default:
-			c.w.Error(errSyntax)
-			return
-		}
+	o, ok := parseCollScanOpts(c, args)
+	if !ok {
+		return
 	}
+	count, pattern := o.count, o.pattern
 	// The compact form is returned whole; a big set is walked by rank,
 	// count members per call.
 	start, n := 0, z.Len()
