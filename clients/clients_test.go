@@ -16,12 +16,7 @@ import (
 // the test (fails it on CI, where scripts/ensure-redis.sh installs both).
 func requirePython(t *testing.T) string {
 	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s (CI=true: scripts/ensure-redis.sh installs it)", why)
-		}
-		t.Skipf("%s: install it with `pip install redis` to run this test", why)
-	}
+	missing := func(why string) { missingTool(t, why, "install it with `pip install redis`") }
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		missing("python3 not found in PATH")
@@ -41,20 +36,35 @@ func firstLine(b []byte) string {
 	return string(b)
 }
 
-func scriptPath(t *testing.T) string {
+// missingTool skips the test for want of a client library, or fails it on
+// CI, where scripts/ensure-redis.sh installs them all.
+func missingTool(t *testing.T, why, hint string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: scripts/ensure-redis.sh installs it)", why)
+	}
+	t.Skipf("%s: %s to run this test", why, hint)
+}
+
+// scriptPath returns tests/<lang>/<name> in the repository.
+func scriptPath(t *testing.T, lang, name string) string {
 	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "tests", "python", "test_redispy.py")
+	p := filepath.Join(filepath.Dir(file), "..", "tests", lang, name)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func runScript(t *testing.T, py, script, addr string) {
+// runScript runs `prog script addr` with env added to the environment
+// and fails the test if it exits non-zero.
+func runScript(t *testing.T, env []string, prog, script, addr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, py, script, addr).CombinedOutput()
+	cmd := exec.CommandContext(ctx, prog, script, addr)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(script), addr, err, out)
 	}
@@ -66,13 +76,13 @@ func runScript(t *testing.T, py, script, addr string) {
 // against redis-server to show the script's expectations are Redis's.
 func TestRedisPy(t *testing.T) {
 	py := requirePython(t)
-	script := scriptPath(t)
+	script := scriptPath(t, "python", "test_redispy.py")
 	t.Run("sluice", func(t *testing.T) {
 		_, addr := redistest.StartSluice(t)
-		runScript(t, py, script, addr)
+		runScript(t, nil, py, script, addr)
 	})
 	t.Run("redis", func(t *testing.T) {
 		addr := redistest.StartRedis(t)
-		runScript(t, py, script, addr)
+		runScript(t, nil, py, script, addr)
 	})
 }

@@ -1,13 +1,10 @@
 package clients
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/sluicedb/sluice/internal/redistest"
 )
@@ -32,12 +29,7 @@ func nodeModules() string {
 // installs the package).
 func requireNode(t *testing.T) (string, string) {
 	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s (CI=true: scripts/ensure-redis.sh installs it)", why)
-		}
-		t.Skipf("%s: run scripts/ensure-redis.sh to install it", why)
-	}
+	missing := func(why string) { missingTool(t, why, "run scripts/ensure-redis.sh to install it") }
 	node, err := exec.LookPath("node")
 	if err != nil {
 		missing("node not found in PATH")
@@ -51,36 +43,20 @@ func requireNode(t *testing.T) (string, string) {
 	return node, mods
 }
 
-func runNode(t *testing.T, node, mods, script, addr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, addr)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", filepath.Base(script), addr, err, out)
-	}
-	t.Logf("%s", out)
-}
-
 // TestNodeRedis runs tests/node/test_noderedis.js (node-redis v5 over RESP2
 // and RESP3: transactions, WATCH, SCAN, EVAL, blocking pops, pub/sub and
 // its client side cache, which needs CLIENT TRACKING) against Sluice and
 // against redis-server.
 func TestNodeRedis(t *testing.T) {
 	node, mods := requireNode(t)
-	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "tests", "node", "test_noderedis.js")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatal(err)
-	}
+	script := scriptPath(t, "node", "test_noderedis.js")
+	env := []string{"NODE_PATH=" + mods}
 	t.Run("sluice", func(t *testing.T) {
 		_, addr := redistest.StartSluice(t)
-		runNode(t, node, mods, script, addr)
+		runScript(t, env, node, script, addr)
 	})
 	t.Run("redis", func(t *testing.T) {
 		addr := redistest.StartRedis(t)
-		runNode(t, node, mods, script, addr)
+		runScript(t, env, node, script, addr)
 	})
 }
