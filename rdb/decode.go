@@ -356,13 +356,22 @@ func (r *reader) plainZSet(v *Value, binaryScores bool) error {
 		} else if score, err = r.textDouble(); err != nil {
 			return err
 		}
-		if math.IsNaN(score) {
-			return errFormat
+		if err := v.addScored(m, score); err != nil {
+			return err
 		}
-		v.MaxLen = max(v.MaxLen, len(m))
-		v.Elems = append(v.Elems, m)
-		v.Scores = append(v.Scores, score)
 	}
+	return nil
+}
+
+// addScored appends a sorted-set member and its score; a NaN score makes
+// the payload invalid, as Redis's loader rejects it.
+func (v *Value) addScored(m []byte, score float64) error {
+	if math.IsNaN(score) {
+		return errFormat
+	}
+	v.MaxLen = max(v.MaxLen, len(m))
+	v.Elems = append(v.Elems, m)
+	v.Scores = append(v.Scores, score)
 	return nil
 }
 
@@ -492,12 +501,9 @@ func (r *reader) blobValue(v *Value) error {
 			} else if score, err = parseScore(s.s); err != nil {
 				return err
 			}
-			if math.IsNaN(score) {
-				return errFormat
+			if err := v.addScored(m, score); err != nil {
+				return err
 			}
-			v.MaxLen = max(v.MaxLen, len(m))
-			v.Elems = append(v.Elems, m)
-			v.Scores = append(v.Scores, score)
 		}
 		return nil
 	}
