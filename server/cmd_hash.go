@@ -455,7 +455,7 @@ func hrandfieldWithCount(c *Client, key []byte, l int64, withValues bool) {
 	}
 }
 
-// Scanning (HSCAN, SSCAN).
+// Scanning (SCAN, HSCAN, SSCAN, ZSCAN).
 
 // parseScanCursor parses a SCAN cursor as Redis's strtoul-based
 // parseScanCursorOrReply does.

@@ -197,41 +197,8 @@ func keysCommand(c *Client, args [][]byte) {
 	}
 }
 
-// parseCursor parses a SCAN cursor with strtoul's rules, as Redis does: an
-// optional sign (a negative value wraps), decimal digits, nothing after;
-// the empty string is cursor 0.
-func parseCursor(b []byte) (uint64, bool) {
-	if len(b) == 0 {
-		return 0, true
-	}
-	i := 0
-	neg := false
-	if b[0] == '+' || b[0] == '-' {
-		neg = b[0] == '-'
-		i++
-	}
-	if i == len(b) {
-		return 0, false
-	}
-	var v uint64
-	for ; i < len(b); i++ {
-		d := b[i]
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		if v > (math.MaxUint64-uint64(d-'0'))/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(d-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
 func scanCommand(c *Client, args [][]byte) {
-	cursor, ok := parseCursor(args[1])
+	cursor, ok := parseScanCursor(args[1])
 	if !ok {
 		c.w.Error("ERR invalid cursor")
 		return
