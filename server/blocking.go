@@ -299,7 +299,17 @@ func (s *Server) serveReadyKeys() {
 			}
 			w := q[i]
 			rw := resp.Writer{Proto: w.proto}
+			// Changes the served command makes are its client's own (the
+			// keyspace is held exclusively): a tracking client gets their
+			// invalidations after the reply, as after any command.
+			trk := w.c.trk
+			if trk != nil {
+				trk.exec.Store(&trackExec{all: true})
+			}
 			res := w.serve(&rw, db, key)
+			if trk != nil {
+				trk.exec.Store(nil)
+			}
 			if res == serveStop {
 				break
 			}
@@ -310,6 +320,14 @@ func (s *Server) serveReadyKeys() {
 			b.removeLocked(w)
 			w.unblockStats(rw.Buf)
 			w.c.deliver(rw.Buf)
+			if trk != nil {
+				// The client is blocked, so its own goroutine leaves
+				// pending alone until unblock.
+				for _, k := range trk.pending {
+					s.sendTracking(w.c, nil, keyArray(k))
+				}
+				trk.pending = trk.pending[:0]
+			}
 			w.c.unblock()
 		}
 	}

@@ -67,37 +67,38 @@ type Config struct {
 	mu   sync.RWMutex
 	vals map[string]string
 
-	pass          atomic.Pointer[string]
-	maxClients    atomic.Int64
-	timeoutSec    atomic.Int64
-	qbufLimit     atomic.Int64
-	maxBulkLen    atomic.Int64
-	hz            atomic.Int64
-	outLimitHard  atomic.Int64 // normal client output buffer hard limit, 0 = none
-	outLimitSoft  atomic.Int64
-	outLimitSecs  atomic.Int64
-	pubLimitHard  atomic.Int64
-	pubLimitSoft  atomic.Int64
-	pubLimitSecs  atomic.Int64
-	replLimit     [3]atomic.Int64 // replica class: hard, soft, seconds
-	notifyFlags   atomic.Int64
-	loopsWanted   int
-	listPackSize  atomic.Int64
-	listCompress  atomic.Int64
-	hashMaxEnt    atomic.Int64
-	hashMaxVal    atomic.Int64
-	setMaxIntset  atomic.Int64
-	setMaxLP      atomic.Int64
-	setMaxLPVal   atomic.Int64
-	zsetMaxEnt    atomic.Int64
-	zsetMaxVal    atomic.Int64
-	busyThreshold atomic.Int64
-	maxMemory     atomic.Int64
-	evictSamples  atomic.Int64 // maxmemory-samples
-	mmPolicy      atomic.Int64 // maxmemory-policy (evict.go's pol* flags)
-	evictTenacity atomic.Int64 // maxmemory-eviction-tenacity
-	lfuLogFactor  atomic.Int64
-	lfuDecayTime  atomic.Int64
+	pass            atomic.Pointer[string]
+	maxClients      atomic.Int64
+	timeoutSec      atomic.Int64
+	qbufLimit       atomic.Int64
+	maxBulkLen      atomic.Int64
+	hz              atomic.Int64
+	outLimitHard    atomic.Int64 // normal client output buffer hard limit, 0 = none
+	outLimitSoft    atomic.Int64
+	outLimitSecs    atomic.Int64
+	pubLimitHard    atomic.Int64
+	pubLimitSoft    atomic.Int64
+	pubLimitSecs    atomic.Int64
+	replLimit       [3]atomic.Int64 // replica class: hard, soft, seconds
+	notifyFlags     atomic.Int64
+	loopsWanted     int
+	listPackSize    atomic.Int64
+	listCompress    atomic.Int64
+	hashMaxEnt      atomic.Int64
+	hashMaxVal      atomic.Int64
+	setMaxIntset    atomic.Int64
+	setMaxLP        atomic.Int64
+	setMaxLPVal     atomic.Int64
+	zsetMaxEnt      atomic.Int64
+	zsetMaxVal      atomic.Int64
+	trackingMaxKeys atomic.Int64
+	busyThreshold   atomic.Int64
+	maxMemory       atomic.Int64
+	evictSamples    atomic.Int64 // maxmemory-samples
+	mmPolicy        atomic.Int64 // maxmemory-policy (evict.go's pol* flags)
+	evictTenacity   atomic.Int64 // maxmemory-eviction-tenacity
+	lfuLogFactor    atomic.Int64
+	lfuDecayTime    atomic.Int64
 	// mmHook applies maxmemory, its policy and the LFU parameters to the
 	// server (evict.go) after a change; nil before the server exists.
 	mmHook        func()
@@ -404,7 +405,7 @@ var params = []*param{
 	memP("stream-node-max-bytes", 0, longMax, "4096").unsigned(),
 	memP("zset-max-listpack-value", 0, longMax, "64").unsigned().aliased("zset-max-ziplist-value").onSet(atom(func(c *Config) *atomic.Int64 { return &c.zsetMaxVal })),
 	memP("hll-sparse-max-bytes", 0, longMax, "3000").unsigned(),
-	intP("tracking-table-max-keys", 0, longMax, "1000000").unsigned(),
+	intP("tracking-table-max-keys", 0, longMax, "1000000").unsigned().onSet(atom(func(c *Config) *atomic.Int64 { return &c.trackingMaxKeys })),
 	memP("client-query-buffer-limit", 1024*1024, longMax, "1073741824").unsigned().onSet(atom(func(c *Config) *atomic.Int64 { return &c.qbufLimit })),
 	{name: "maxmemory-clients", kind: pMemory, def: "0", min: -100, max: longMax, numFlags: numMemory | numPercent},
 

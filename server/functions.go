@@ -346,6 +346,7 @@ func fcallCommand(c *Client, args [][]byte, ro bool) {
 	for _, a := range args {
 		st.run.cmd = append(st.run.cmd, string(a))
 	}
+	st.run.keys = args[3 : 3+numkeys]
 	st.execute(c, st.fnVM, f.name, false, ro || f.flags&sfNoWrites != 0, 2)
 }
 

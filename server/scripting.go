@@ -98,6 +98,7 @@ type scriptRun struct {
 	argbuf   []byte
 	offs     []int
 	cmd      []string // the running FCALL's arguments (FUNCTION STATS)
+	keys     [][]byte // the keys the caller declared (client tracking)
 }
 
 // scriptingState is the server's scripting engine state (the Server
@@ -276,6 +277,7 @@ func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
 	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
 	readOnly := ro || (sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0)
 	L.Push(sc.fn)
+	st.run.keys = keys
 	st.execute(c, vm, sha, true, readOnly, 0)
 }
 
@@ -332,6 +334,7 @@ func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readO
 	st.running.Store(nil)
 	st.mu.Unlock()
 	st.cur = nil
+	run.keys = nil
 	if run.killed.Load() {
 		// A kill cancels the VM's context: replace it for the next run.
 		vm.cancel()

@@ -271,6 +271,7 @@ func (s *Server) cron() {
 		}
 		// BCAST invalidations of keys that expired in the background.
 		s.trackingBroadcast(nil)
+		s.trackingLimitKeys()
 		s.updateAvgTTL()
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {

@@ -70,6 +70,7 @@ type bcastPrefix struct {
 
 type trackingTable struct {
 	mu       sync.Mutex
+	overMax  int // trackingLimitKeys calls in a row that stayed over the limit
 	clients  atomic.Int64 // clients with tracking on (changed under mu)
 	keys     map[string]map[int64]struct{}
 	items    int64
@@ -416,8 +417,9 @@ func (c *Client) trackEnd(cmd *Command, args [][]byte) {
 	ts.exec.Store(nil)
 	s := c.srv
 	t := &s.tracking
-	if cmd.flags&flagReadonly != 0 && cmd.flags&flagPubSub == 0 {
+	if cmd.flags&flagReadonly != 0 && cmd.flags&flagPubSub == 0 && !isReadOnlyScriptCall(cmd) {
 		c.trackRemember(cmd, args)
+		s.trackingLimitKeys()
 	}
 	if !c.inExec && !c.fromScript {
 		t.mu.Lock()
@@ -431,22 +433,48 @@ func (c *Client) trackEnd(cmd *Command, args [][]byte) {
 	}
 }
 
-// trackScriptRead remembers the keys a script's read-only command read
-// for the script's caller, when it tracks.
+// isReadOnlyScriptCall reports EVAL_RO, EVALSHA_RO and FCALL_RO: read-only
+// commands whose keys are remembered only when the script reads
+// (trackScriptRead), as in Redis.
+func isReadOnlyScriptCall(cmd *Command) bool {
+	switch cmd.Name {
+	case "eval_ro", "evalsha_ro", "fcall_ro":
+		return true
+	}
+	return false
+}
+
+// trackScriptRead runs after a command a script called: when it is a
+// read-only command and the script's caller tracks, the caller remembers
+// the keys it declared to the script (EVAL's or FCALL's KEYS), not the
+// ones the command named, as Redis 7.0 does.
 func (c *Client) trackScriptRead(cmd *Command, args [][]byte) {
 	if cmd.flags&flagReadonly == 0 || cmd.flags&flagPubSub != 0 {
 		return
 	}
 	if run := c.srv.lua.cur; run != nil && run.caller != nil && run.caller.trk != nil {
-		run.caller.trackRemember(cmd, args)
+		run.caller.trackRememberKeys(run.keys)
 	}
 }
 
 // trackRemember adds the keys of a read-only command to the tracking table
 // for c (Redis's trackingRememberKeys).
 func (c *Client) trackRemember(cmd *Command, args [][]byte) {
+	if c.trk == nil {
+		return
+	}
+	pos := safeKeyPositions(cmd, args)
+	keys := make([][]byte, len(pos))
+	for i, p := range pos {
+		keys[i] = args[p]
+	}
+	c.trackRememberKeys(keys)
+}
+
+// trackRememberKeys adds keys to the tracking table for c.
+func (c *Client) trackRememberKeys(keys [][]byte) {
 	ts := c.trk
-	if ts == nil {
+	if ts == nil || len(keys) == 0 {
 		return
 	}
 	t := &c.srv.tracking
@@ -455,14 +483,14 @@ func (c *Client) trackRemember(cmd *Command, args [][]byte) {
 	if !ts.on || ts.bcast || (ts.optin && !ts.caching) || (ts.optout && ts.caching) {
 		return
 	}
-	for _, p := range safeKeyPositions(cmd, args) {
+	for _, k := range keys {
 		if t.keys == nil {
 			t.keys = map[string]map[int64]struct{}{}
 		}
-		ids := t.keys[string(args[p])]
+		ids := t.keys[string(k)]
 		if ids == nil {
 			ids = map[int64]struct{}{}
-			t.keys[string(args[p])] = ids
+			t.keys[string(k)] = ids
 		}
 		if _, ok := ids[c.ID]; !ok {
 			ids[c.ID] = struct{}{}
@@ -538,9 +566,13 @@ func (s *Server) trackingInvalidate(db *store.DB, key []byte) {
 		t.updateLive()
 	}
 	t.mu.Unlock()
-	if ids == nil {
-		return
-	}
+	s.invalidateTrackers(key, ids)
+}
+
+// invalidateTrackers sends the invalidation of key to the clients ids
+// that tracked it (the key is already out of the table).
+func (s *Server) invalidateTrackers(key []byte, ids map[int64]struct{}) {
+	t := &s.tracking
 	for id := range ids {
 		target := s.clientByID(id)
 		if target == nil {
@@ -561,6 +593,50 @@ func (s *Server) trackingInvalidate(db *store.DB, key []byte) {
 			continue
 		}
 		s.sendTracking(target, nil, keyArray(string(key)))
+	}
+}
+
+// trackingLimitKeys keeps the tracking table within
+// tracking-table-max-keys (Redis's trackingLimitUsedSlots): over the limit
+// it invalidates random keys, as if they were modified, with an effort
+// that grows while it stays over. It runs after commands that track keys
+// and from the cron.
+func (s *Server) trackingLimitKeys() {
+	t := &s.tracking
+	maxKeys := s.cfg.trackingMaxKeys.Load()
+	if maxKeys <= 0 || t.clients.Load() == 0 {
+		return
+	}
+	t.mu.Lock()
+	if int64(len(t.keys)) <= maxKeys {
+		t.overMax = 0
+		t.mu.Unlock()
+		return
+	}
+	effort := 100 * (t.overMax + 1)
+	type victim struct {
+		key string
+		ids map[int64]struct{}
+	}
+	var victims []victim
+	for k, ids := range t.keys { // map order is random: Redis walks at random
+		if effort == 0 || int64(len(t.keys)) <= maxKeys {
+			break
+		}
+		effort--
+		delete(t.keys, k)
+		t.items -= int64(len(ids))
+		victims = append(victims, victim{k, ids})
+	}
+	if int64(len(t.keys)) <= maxKeys {
+		t.overMax = 0
+	} else {
+		t.overMax++
+	}
+	t.updateLive()
+	t.mu.Unlock()
+	for _, v := range victims {
+		s.invalidateTrackers([]byte(v.key), v.ids)
 	}
 }
 

@@ -109,3 +109,78 @@ func TestTrackingAcrossConnections(t *testing.T) {
 		}
 	}
 }
+
+// trackingScriptsAndBlocking: scripts track the keys they declare when
+// they read (EVAL_RO itself tracks nothing), a client unblocked by a push
+// gets its reply before the invalidation its own BLMOVE caused, and
+// tracking-table-max-keys evicts tracked keys with invalidations.
+func trackingScriptsAndBlocking(t *testing.T, addr string) []string {
+	a := redistest.Dial(t, addr)
+	w := redistest.Dial(t, addr)
+	var out []string
+	do := func(name string, c *redistest.Conn, args ...string) {
+		r, err := c.Do(args...)
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, args, err)
+		}
+		out = append(out, name+" "+strings.Join(args, " ")+" -> "+r)
+	}
+	read := func(name string, c *redistest.Conn) {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		r, err := redistest.ReadReply(c.R)
+		if err != nil {
+			t.Fatalf("%s %s: nothing to read: %v\n%s", addr, name, err, strings.Join(out, "\n"))
+		}
+		out = append(out, name+" read "+r)
+	}
+	do("w", w, "FLUSHALL")
+	do("w", w, "CONFIG", "SET", "tracking-table-max-keys", "0")
+	if _, err := a.Do("HELLO", "3"); err != nil {
+		t.Fatal(err)
+	}
+	do("a", a, "CLIENT", "TRACKING", "ON")
+	do("a", a, "EVAL", "redis.call('set', 'k3', 'v')", "2", "k1", "k2")
+	do("a", a, "EVAL_RO", "redis.call('ping')", "2", "k1", "k2")
+	do("w", w, "MSET", "k2", "1", "k1", "1") // nothing tracked: no push
+	do("a", a, "EVAL", "return redis.call('get', 'k3')", "2", "k1", "k2")
+	do("w", w, "MSET", "k2", "2", "k1", "2", "k3", "2")
+	read("a", a)
+	read("a", a)
+	do("a", a, "PING") // no invalidation of k3: the script's own key was not tracked
+
+	do("w", w, "RPUSH", "dst", "a")
+	do("a", a, "LRANGE", "dst", "0", "-1")
+	if _, err := a.Write(redistest.Encode("BLMOVE", "src", "dst", "LEFT", "LEFT", "0")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	do("w", w, "RPUSH", "src", "foo")
+	read("a", a) // the reply first
+	read("a", a) // then the invalidation of dst
+	do("a", a, "PING")
+
+	do("a", a, "MGET", "m1", "m2", "m3")
+	do("w", w, "CONFIG", "SET", "tracking-table-max-keys", "1")
+	read("a", a)
+	read("a", a)
+	do("w", w, "CONFIG", "SET", "tracking-table-max-keys", "1000000")
+	return out
+}
+
+func TestTrackingScriptsBlockingAndTableLimit(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	want := trackingScriptsAndBlocking(t, raddr)
+	got := trackingScriptsAndBlocking(t, saddr)
+	// Which two of m1..m3 the table limit evicts is random.
+	re := regexp.MustCompile(`m[123]`)
+	for i := range want {
+		want[i] = re.ReplaceAllString(want[i], "mN")
+	}
+	for i := range got {
+		got[i] = re.ReplaceAllString(got[i], "mN")
+	}
+	if strings.Join(want, "\n") != strings.Join(got, "\n") {
+		t.Fatalf("redis:\n%s\nsluice:\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+}
