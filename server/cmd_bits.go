@@ -82,7 +82,7 @@ func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty
 	e := db.Lookup(key)
 	if e == nil {
 		e = store.NewString(nil)
-		buf = e.MutableRaw(need)
+		buf = c.growString(e, need)
 		db.Add(key, e)
 		c.notify(NotifyNew, "new", key)
 		return buf, true, true, true
@@ -97,7 +97,7 @@ func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty
 	} else {
 		need = n
 	}
-	return e.MutableRaw(need), dirty, false, true
+	return c.growString(e, need), dirty, false, true
 }
 
 // modifiedN signals n changes of key (Redis's server.dirty += n), of

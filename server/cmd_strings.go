@@ -538,7 +538,7 @@ func appendCommand(c *Client, args [][]byte) {
 		if !c.checkStringLength(int64(n), int64(len(val))) {
 			return
 		}
-		buf := e.MutableRaw(n + len(val))
+		buf := c.growString(e, n+len(val))
 		copy(buf[n:], val)
 		total = len(buf)
 		db.Modified(key)
@@ -580,7 +580,7 @@ func setrangeCommand(c *Client, args [][]byte) {
 			return
 		}
 		e = store.NewString(nil)
-		buf := e.MutableRaw(int(offset) + len(val))
+		buf := c.growString(e, int(offset)+len(val))
 		copy(buf[offset:], val)
 		db.Add(key, e)
 		c.notify(NotifyNew, "new", key)
@@ -600,7 +600,7 @@ func setrangeCommand(c *Client, args [][]byte) {
 		if end := int(offset) + len(val); end > n {
 			n = end
 		}
-		buf := e.MutableRaw(n)
+		buf := c.growString(e, n)
 		copy(buf[offset:], val)
 		db.Modified(key)
 	}

@@ -118,12 +118,15 @@ type evictState struct {
 	stopped   atomic.Bool
 	gcPending atomic.Bool // a forced GC after a flush is on its way
 
-	mu         sync.Mutex // one eviction at a time; guards the pool
-	pool       [evpoolSize]poolEntry
-	nextDB     int
-	emptyDB    []bool // databases found empty at emptyAt
-	emptyAt    time.Time
-	victimsBuf []byte
+	mu      sync.Mutex // one eviction at a time; guards the pool
+	pool    [evpoolSize]poolEntry
+	nextDB  int
+	emptyDB []bool // databases found empty at emptyAt
+	emptyAt time.Time
+	// emptyChanges holds each empty database's Changes when it was found
+	// empty.
+	emptyChanges []uint64
+	victimsBuf   []byte
 
 	amu          sync.Mutex // guards the accounting below and sampling
 	snap         int64      // freed when the last GC hook ran
@@ -167,6 +170,21 @@ func (ev *evictState) sample() {
 	ev.amu.Lock()
 	ev.sampleLocked()
 	ev.amu.Unlock()
+}
+
+// growString is e.MutableRaw(n) for commands that grow a string in place
+// (SETBIT, SETRANGE, APPEND, BITFIELD). While maxmemory is set, a large
+// growth is added to the estimate at once rather than at the next sample,
+// so the next command already evicts for it, as in Redis.
+func (c *Client) growString(e *store.Entry, n int) []byte {
+	before := e.RawCap()
+	buf := e.MutableRaw(n)
+	if grown := cap(buf) - before; grown >= 16<<10 {
+		if ev := c.srv.ev; ev.active.Load() {
+			ev.base.Add(int64(grown))
+		}
+	}
+	return buf
 }
 
 // used is the memory estimate eviction works on.
@@ -326,8 +344,9 @@ func (s *Server) wireEviction() {
 	prevFlush := s.ks.OnFlush
 	s.ks.OnFlush = func(db *store.DB) {
 		s.ev.flushed.Store(true)
-		if s.cfg.maxMemory.Load() != 0 && s.ev.gcPending.CompareAndSwap(false, true) {
-			// Let used memory drop soon after a flush, as in Redis.
+		if s.ev.gcPending.CompareAndSwap(false, true) {
+			// Let used memory drop soon after a flush, as in Redis (with
+			// or without maxmemory: a limit set next is measured from it).
 			go func() {
 				time.Sleep(time.Millisecond) // after the flush, not during it
 				s.ev.forceGC()
@@ -557,7 +576,13 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 	volatile := pol&polAllKeys == 0
 	if len(ev.emptyDB) != n || time.Since(ev.emptyAt) > emptyDBRecent {
 		ev.emptyDB = make([]bool, n)
+		ev.emptyChanges = make([]uint64, n)
 		ev.emptyAt = time.Now()
+	}
+	for i, empty := range ev.emptyDB {
+		if empty && ks.DB(i).Changes() != ev.emptyChanges[i] {
+			ev.emptyDB[i] = false // written to since: look again
+		}
 	}
 	if pol&polRandom != 0 {
 		for i := 0; i < n; i++ {
@@ -567,8 +592,9 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 				continue
 			}
 			var pick string
+			before := ks.DB(j).Changes() // read first: a write racing the sample shows
 			if ks.DB(j).Sample(volatile, 1, func(k string, _ *store.Entry, _ int64) { pick = k }) == 0 {
-				ev.emptyDB[j] = true
+				ev.emptyDB[j], ev.emptyChanges[j] = true, before
 				continue
 			}
 			return j, s.deleteVictim(j, pick, volatile), true
@@ -583,11 +609,12 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 				continue
 			}
 			db := ks.DB(i)
+			before := db.Changes()
 			got := db.Sample(volatile, samples, func(k string, e *store.Entry, exp int64) {
 				ev.poolInsert(i, k, s.evictScore(pol, e, exp))
 			})
 			if got == 0 {
-				ev.emptyDB[i] = true
+				ev.emptyDB[i], ev.emptyChanges[i] = true, before
 			}
 			total += got
 		}

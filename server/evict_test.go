@@ -323,3 +323,62 @@ func TestObjectFreqLFU(t *testing.T) {
 	}
 	rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction")
 }
+
+// TestMaxmemoryEvictsKeyGainedAfterEmpty: a database that eviction found
+// without candidates (no volatile keys, so OOM) is looked at again as
+// soon as it changes. A key given a TTL right after must be the next
+// victim, not answered with OOM for a while.
+func TestMaxmemoryEvictsKeyGainedAfterEmpty(t *testing.T) {
+	_, addr := redistest.StartSluice(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	setLimit(t, rdb, "volatile-random", 4<<20)
+	big := strings.Repeat("x", 256<<10)
+	var err error
+	n := 0
+	for ; n < 200 && err == nil; n++ {
+		err = rdb.Set(ctx, "p:"+strconv.Itoa(n), big, 0).Err()
+	}
+	if err == nil || err.Error() != oomErr {
+		t.Fatalf("filling with persistent keys: err %v after %d, want OOM", err, n)
+	}
+	// EXPIRE is not deny-oom: p:0 becomes the only candidate, and the very
+	// next command must evict it (both in one pipeline, well inside any
+	// cache of empty databases).
+	p := rdb.Pipeline()
+	p.Expire(ctx, "p:0", time.Hour)
+	set := p.Set(ctx, "after", "v", 0)
+	p.Exec(ctx)
+	if set.Err() != nil {
+		t.Fatalf("SET after giving a key a TTL: %v (want the key evicted)", set.Err())
+	}
+	if rdb.Exists(ctx, "p:0").Val() != 0 {
+		t.Fatal("p:0 was not evicted")
+	}
+}
+
+// TestMaxmemoryCountsGrowthAtOnce: a string grown in place (SETBIT here)
+// counts at once, so the very next command evicts for it, as in Redis,
+// rather than after the next sample of the heap.
+func TestMaxmemoryCountsGrowthAtOnce(t *testing.T) {
+	_, addr := redistest.StartSluice(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		setLimit(t, rdb, "volatile-random", 1<<20)
+		rdb.Set(ctx, "volatile", "x", time.Hour)
+		p := rdb.Pipeline()
+		p.SetBit(ctx, "big"+strconv.Itoa(i), 8*(2<<20), 1) // 2 MB
+		exists := p.Exists(ctx, "volatile")
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if exists.Val() != 0 {
+			t.Fatalf("round %d: the volatile key survived the command after a 2 MB SETBIT over a 1 MB margin", i)
+		}
+		rdb.ConfigSet(ctx, "maxmemory", "0")
+		rdb.FlushAll(ctx)
+	}
+}

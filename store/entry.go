@@ -112,6 +112,14 @@ func (e *Entry) SetInt(v int64) {
 	e.c = uint32(uint64(v) >> 32)
 }
 
+// RawCap returns the capacity of a string's own buffer (0 for an integer).
+func (e *Entry) RawCap() int {
+	if e.enc == encInt || e.ptr == nil {
+		return 0
+	}
+	return int(e.c)
+}
+
 // Len returns the string's length in bytes.
 func (e *Entry) Len() int {
 	if e.enc == encInt {

@@ -269,6 +269,17 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	}
 }
 
+// Changes returns the number of changes counted in db so far (no lock
+// needed): eviction uses it to tell that a database it found empty may
+// have gained keys since.
+func (db *DB) Changes() uint64 {
+	var n uint64
+	for i := range db.shards {
+		n += db.shards[i].dirty.Load()
+	}
+	return n
+}
+
 // Modified signals that key's value changed (for WATCH and friends) and
 // counts the change (Dirty).
 func (db *DB) Modified(key []byte) {
