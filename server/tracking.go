@@ -70,7 +70,7 @@ type bcastPrefix struct {
 
 type trackingTable struct {
 	mu       sync.Mutex
-	overMax  int // trackingLimitKeys calls in a row that stayed over the limit
+	overMax  int          // trackingLimitKeys calls in a row that stayed over the limit
 	clients  atomic.Int64 // clients with tracking on (changed under mu)
 	keys     map[string]map[int64]struct{}
 	items    int64
