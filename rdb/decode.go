@@ -16,6 +16,10 @@ var (
 	// ErrFormat is returned for any malformed or unsupported value
 	// (RESTORE's "Bad data format").
 	ErrFormat = errFormat
+	// ErrEmptyKey is returned for a collection with no elements: RESTORE
+	// refuses it as bad data, an RDB file load skips the key (as Redis
+	// does since such files were written by an old bug).
+	ErrEmptyKey = errors.New("rdb: empty key")
 )
 
 // Verify checks a payload's footer: its RDB version must not be newer than
@@ -115,6 +119,11 @@ func DecodeObject(p []byte) (*Value, error) {
 	if !ok {
 		return nil, errFormat
 	}
+	return r.object(t)
+}
+
+// object decodes a value of object type t.
+func (r *reader) object(t byte) (*Value, error) {
 	v := &Value{Type: t}
 	var err error
 	switch t {
@@ -211,7 +220,7 @@ func (r *reader) count() (int, error) {
 		return 0, errFormat
 	}
 	if n == 0 {
-		return 0, errFormat // empty keys are refused
+		return 0, ErrEmptyKey // empty keys are refused
 	}
 	return int(n), nil
 }
@@ -446,7 +455,7 @@ func (r *reader) quicklist(v *Value, v2 bool) error {
 		}
 	}
 	if len(v.Elems) == 0 {
-		return errFormat
+		return ErrEmptyKey
 	}
 	return nil
 }
@@ -479,7 +488,7 @@ func (r *reader) blobValue(v *Value) error {
 		return err
 	}
 	if len(elems) == 0 {
-		return errFormat
+		return ErrEmptyKey
 	}
 	switch v.Type {
 	case TypeListZiplist:
