@@ -156,12 +156,15 @@ func (r *reader) object(t byte) (*Value, error) {
 type reader struct {
 	b   []byte
 	off int
+	// short is set when a read ran past the end of b (a truncated file).
+	short bool
 }
 
 func (r *reader) left() int { return len(r.b) - r.off }
 
 func (r *reader) byte() (byte, bool) {
 	if r.off >= len(r.b) {
+		r.short = true
 		return 0, false
 	}
 	c := r.b[r.off]
@@ -171,6 +174,7 @@ func (r *reader) byte() (byte, bool) {
 
 func (r *reader) take(n uint64) ([]byte, bool) {
 	if n > uint64(r.left()) {
+		r.short = true
 		return nil, false
 	}
 	s := r.b[r.off : r.off+int(n)]
@@ -216,6 +220,9 @@ func (r *reader) length() (n uint64, enc bool, ok bool) {
 // for it).
 func (r *reader) count() (int, error) {
 	n, enc, ok := r.length()
+	if ok && !enc && n > uint64(r.left()) {
+		r.short = true
+	}
 	if !ok || enc || n > uint64(r.left()) {
 		return 0, errFormat
 	}
@@ -261,6 +268,9 @@ func (r *reader) str() (s []byte, v int64, isInt bool, err error) {
 	case encLZF:
 		clen, e1, ok1 := r.length()
 		ulen, e2, ok2 := r.length()
+		if ok1 && clen > uint64(r.left()) {
+			r.short = true
+		}
 		if !ok1 || !ok2 || e1 || e2 || clen > uint64(r.left()) || ulen > math.MaxInt32*2 {
 			return nil, 0, false, errFormat
 		}

@@ -240,6 +240,8 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 				if h.EmptyKey != nil {
 					h.EmptyKey(db, key)
 				}
+			} else if err != nil && r.short {
+				return eof()
 			} else if err != nil {
 				return &FileError{Off: start, Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ), Err: err}
 			} else if h.Key != nil {
