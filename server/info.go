@@ -285,8 +285,9 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("pubsub_channels:%d", pubsubCh)
 		f("pubsub_patterns:%d", pubsubPat)
 		f("pubsubshard_channels:%d", pubsubShard)
-		f("latest_fork_usec:0")
-		f("total_forks:0")
+		// No fork: the time BGSAVE held the keyspace to snapshot it.
+		f("latest_fork_usec:%d", s.persist.pauseUs.Load())
+		f("total_forks:%d", s.persist.bgsaves.Load())
 		f("migrate_cached_sockets:0")
 		f("slave_expires_tracked_keys:0")
 		f("active_defrag_hits:0")

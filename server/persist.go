@@ -68,6 +68,12 @@ type persistState struct {
 
 	loadedKeys  atomic.Int64
 	expiredKeys atomic.Int64
+
+	// The snapshot pause of the latest BGSAVE (INFO latest_fork_usec, the
+	// nearest thing to Redis's fork time) and the number of BGSAVEs
+	// (total_forks).
+	pauseUs atomic.Int64
+	bgsaves atomic.Int64
 }
 
 // snapshot is the encoded dataset at one instant.
@@ -143,6 +149,10 @@ func (s *Server) takeSnapshot() *snapshot {
 // encodeShard encodes the live keys of one shard as RDB key-value records.
 func (s *Server) encodeShard(db *store.DB, shard int, now int64) snapChunk {
 	var ch snapChunk
+	if n := db.ShardLen(shard); n > 0 {
+		// Room for small keys; bigger values grow the buffer.
+		ch.buf = make([]byte, 0, n*32)
+	}
 	db.EachInShard(shard, now, func(key string, e *store.Entry, expire int64) bool {
 		typ, ok := rdbType(e)
 		if !ok {
@@ -348,14 +358,19 @@ func (s *Server) bgsave(lockHeld bool) error {
 	p.mu.Unlock()
 	p.saves.Add(1)
 
+	t0 := time.Now()
 	if !lockHeld {
 		s.ks.Lock.Lock()
 	}
+	t1 := time.Now()
 	snap := s.takeSnapshot()
 	if !lockHeld {
 		s.ks.Lock.Unlock()
 	}
-	s.Logf("Background saving started")
+	pause := time.Since(t1)
+	p.pauseUs.Store(pause.Microseconds())
+	p.bgsaves.Add(1)
+	s.Logf("Background saving started: snapshot of %d keys in %.3f ms (%.3f ms waiting for the lock)", snap.keys, float64(pause.Microseconds())/1000, float64(t1.Sub(t0).Microseconds())/1000)
 	go func() {
 		err := s.writeSnapshot(snap, cancel)
 		p.mu.Lock()

@@ -31,3 +31,7 @@ func (ks *Keyspace) DirtyTotal() uint64 { return ks.dirtyTotal() }
 // MarkSavedAt records a save of the dataset as it was when DirtyTotal
 // returned total.
 func (ks *Keyspace) MarkSavedAt(total uint64) { ks.savedDirty.Store(total) }
+
+// ShardLen returns the number of keys in shard i, expired ones included.
+// Exclusive lock.
+func (db *DB) ShardLen(i int) int { return len(db.shards[i].m) }
