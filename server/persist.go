@@ -344,25 +344,32 @@ func (s *Server) BGSave() error { return s.bgsave(false) }
 // exclusive lock (else it is taken for the snapshot).
 func (s *Server) bgsave(lockHeld bool) error {
 	p := &s.persist
-	p.mu.Lock()
-	if p.bgRunning {
-		p.mu.Unlock()
-		return errors.New(errBgsaveInProgress)
+	if s.bgsaveRunning() {
+		return errors.New(errBgsaveInProgress) // without stalling every client for the lock
 	}
-	p.bgRunning = true
-	p.scheduled = false
-	p.bgStart = time.Now()
-	p.lastBgTry = p.bgStart.Unix()
-	cancel, done := make(chan struct{}), make(chan struct{})
-	p.bgCancel, p.bgDone = cancel, done
-	p.mu.Unlock()
-	p.saves.Add(1)
-
+	// The lock first: FLUSHALL, holding it, waits for a running BGSAVE to
+	// end, so a BGSAVE must not be marked running while it waits for it.
 	t0 := time.Now()
 	if !lockHeld {
 		s.ks.Lock.Lock()
 	}
 	t1 := time.Now()
+	p.mu.Lock()
+	if p.bgRunning {
+		p.mu.Unlock()
+		if !lockHeld {
+			s.ks.Lock.Unlock()
+		}
+		return errors.New(errBgsaveInProgress)
+	}
+	p.bgRunning = true
+	p.scheduled = false
+	p.bgStart = t1
+	p.lastBgTry = t1.Unix()
+	cancel, done := make(chan struct{}), make(chan struct{})
+	p.bgCancel, p.bgDone = cancel, done
+	p.mu.Unlock()
+	p.saves.Add(1)
 	snap := s.takeSnapshot()
 	if !lockHeld {
 		s.ks.Lock.Unlock()
