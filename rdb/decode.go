@@ -16,6 +16,10 @@ var (
 	// ErrFormat is returned for any malformed or unsupported value
 	// (RESTORE's "Bad data format").
 	ErrFormat = errFormat
+	// ErrEmptyKey is returned for a collection with no elements: RESTORE
+	// refuses it as bad data, an RDB file load skips the key (as Redis
+	// does since such files were written by an old bug).
+	ErrEmptyKey = errors.New("rdb: empty key")
 )
 
 // Verify checks a payload's footer: its RDB version must not be newer than
@@ -115,6 +119,11 @@ func DecodeObject(p []byte) (*Value, error) {
 	if !ok {
 		return nil, errFormat
 	}
+	return r.object(t)
+}
+
+// object decodes a value of object type t.
+func (r *reader) object(t byte) (*Value, error) {
 	v := &Value{Type: t}
 	var err error
 	switch t {
@@ -147,12 +156,15 @@ func DecodeObject(p []byte) (*Value, error) {
 type reader struct {
 	b   []byte
 	off int
+	// short is set when a read ran past the end of b (a truncated file).
+	short bool
 }
 
 func (r *reader) left() int { return len(r.b) - r.off }
 
 func (r *reader) byte() (byte, bool) {
 	if r.off >= len(r.b) {
+		r.short = true
 		return 0, false
 	}
 	c := r.b[r.off]
@@ -162,6 +174,7 @@ func (r *reader) byte() (byte, bool) {
 
 func (r *reader) take(n uint64) ([]byte, bool) {
 	if n > uint64(r.left()) {
+		r.short = true
 		return nil, false
 	}
 	s := r.b[r.off : r.off+int(n)]
@@ -207,11 +220,14 @@ func (r *reader) length() (n uint64, enc bool, ok bool) {
 // for it).
 func (r *reader) count() (int, error) {
 	n, enc, ok := r.length()
+	if ok && !enc && n > uint64(r.left()) {
+		r.short = true
+	}
 	if !ok || enc || n > uint64(r.left()) {
 		return 0, errFormat
 	}
 	if n == 0 {
-		return 0, errFormat // empty keys are refused
+		return 0, ErrEmptyKey // empty keys are refused
 	}
 	return int(n), nil
 }
@@ -252,6 +268,9 @@ func (r *reader) str() (s []byte, v int64, isInt bool, err error) {
 	case encLZF:
 		clen, e1, ok1 := r.length()
 		ulen, e2, ok2 := r.length()
+		if ok1 && clen > uint64(r.left()) {
+			r.short = true
+		}
 		if !ok1 || !ok2 || e1 || e2 || clen > uint64(r.left()) || ulen > math.MaxInt32*2 {
 			return nil, 0, false, errFormat
 		}
@@ -446,7 +465,7 @@ func (r *reader) quicklist(v *Value, v2 bool) error {
 		}
 	}
 	if len(v.Elems) == 0 {
-		return errFormat
+		return ErrEmptyKey
 	}
 	return nil
 }
@@ -479,7 +498,7 @@ func (r *reader) blobValue(v *Value) error {
 		return err
 	}
 	if len(elems) == 0 {
-		return errFormat
+		return ErrEmptyKey
 	}
 	switch v.Type {
 	case TypeListZiplist:

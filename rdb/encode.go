@@ -176,6 +176,12 @@ func qlAllowInsert(nodeBytes, count, sz, fill int) bool {
 // split into listpack nodes as a quicklist filled by RPUSH with the given
 // list-max-listpack-size would be.
 func EncodeList(fill int, elems iter.Seq[[]byte]) []byte {
+	return Finish(AppendList([]byte{TypeListQuicklist2}, fill, elems))
+}
+
+// AppendList appends the body of a list of type TypeListQuicklist2 (what
+// follows the type byte, in a payload or an RDB file).
+func AppendList(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
 	var nodes [][]byte // finished node blobs; nil entries are plain nodes
 	var plain [][]byte
 	var lp Listpack
@@ -199,8 +205,7 @@ func EncodeList(fill int, elems iter.Seq[[]byte]) []byte {
 		lp.Append(v)
 	}
 	flush()
-	out := []byte{TypeListQuicklist2}
-	out = AppendLen(out, uint64(len(nodes)))
+	out := AppendLen(dst, uint64(len(nodes)))
 	for i, n := range nodes {
 		if n == nil {
 			out = AppendLen(out, containerPlain)
@@ -210,62 +215,93 @@ func EncodeList(fill int, elems iter.Seq[[]byte]) []byte {
 		out = AppendLen(out, containerPacked)
 		out = AppendString(out, n)
 	}
-	return Finish(out)
+	return out
 }
 
 // EncodeIntset returns the payload of an intset-encoded set.
 func EncodeIntset(vals []int64) []byte {
-	blob := AppendIntset(nil, vals)
-	return Finish(AppendString([]byte{TypeSetIntset}, blob))
+	return Finish(AppendIntsetValue([]byte{TypeSetIntset}, vals))
+}
+
+// AppendIntsetValue appends the body of a TypeSetIntset set.
+func AppendIntsetValue(dst []byte, vals []int64) []byte {
+	return AppendString(dst, AppendIntset(nil, vals))
 }
 
 // EncodeSet returns the payload of a hashtable-encoded set of n members.
 func EncodeSet(n int, members iter.Seq[[]byte]) []byte {
-	out := AppendLen([]byte{TypeSet}, uint64(n))
+	return Finish(AppendSet([]byte{TypeSet}, n, members))
+}
+
+// AppendSet appends the body of a TypeSet set of n members.
+func AppendSet(dst []byte, n int, members iter.Seq[[]byte]) []byte {
+	out := AppendLen(dst, uint64(n))
 	for m := range members {
 		out = AppendString(out, m)
 	}
-	return Finish(out)
+	return out
 }
 
 // EncodeHashListpack returns the payload of a listpack-encoded hash.
 func EncodeHashListpack(pairs iter.Seq2[[]byte, []byte]) []byte {
+	return Finish(AppendHashListpack([]byte{TypeHashListpack}, pairs))
+}
+
+// AppendHashListpack appends the body of a TypeHashListpack hash.
+func AppendHashListpack(dst []byte, pairs iter.Seq2[[]byte, []byte]) []byte {
 	var lp Listpack
 	for f, v := range pairs {
 		lp.Append(f)
 		lp.Append(v)
 	}
-	return Finish(AppendString([]byte{TypeHashListpack}, lp.Bytes()))
+	return AppendString(dst, lp.Bytes())
 }
 
 // EncodeHash returns the payload of a hashtable-encoded hash of n fields.
 func EncodeHash(n int, pairs iter.Seq2[[]byte, []byte]) []byte {
-	out := AppendLen([]byte{TypeHash}, uint64(n))
+	return Finish(AppendHash([]byte{TypeHash}, n, pairs))
+}
+
+// AppendHash appends the body of a TypeHash hash of n fields.
+func AppendHash(dst []byte, n int, pairs iter.Seq2[[]byte, []byte]) []byte {
+	out := AppendLen(dst, uint64(n))
 	for f, v := range pairs {
 		out = AppendString(out, f)
 		out = AppendString(out, v)
 	}
-	return Finish(out)
+	return out
 }
 
 // EncodeZSetListpack returns the payload of a listpack-encoded sorted set;
 // items come in ascending order.
 func EncodeZSetListpack(items iter.Seq2[[]byte, float64]) []byte {
+	return Finish(AppendZSetListpack([]byte{TypeZSetListpack}, items))
+}
+
+// AppendZSetListpack appends the body of a TypeZSetListpack sorted set;
+// items come in ascending order.
+func AppendZSetListpack(dst []byte, items iter.Seq2[[]byte, float64]) []byte {
 	var lp Listpack
 	for m, s := range items {
 		lp.Append(m)
 		lp.AppendScore(s)
 	}
-	return Finish(AppendString([]byte{TypeZSetListpack}, lp.Bytes()))
+	return AppendString(dst, lp.Bytes())
 }
 
 // EncodeZSet returns the payload of a skiplist-encoded sorted set of n
 // members; items come in descending order, as Redis writes them.
 func EncodeZSet(n int, itemsDesc iter.Seq2[[]byte, float64]) []byte {
-	out := AppendLen([]byte{TypeZSet2}, uint64(n))
+	return Finish(AppendZSet([]byte{TypeZSet2}, n, itemsDesc))
+}
+
+// AppendZSet appends the body of a TypeZSet2 sorted set of n members;
+// items come in descending order.
+func AppendZSet(dst []byte, n int, itemsDesc iter.Seq2[[]byte, float64]) []byte {
+	out := AppendLen(dst, uint64(n))
 	for m, s := range itemsDesc {
 		out = AppendString(out, m)
 		out = AppendBinaryDouble(out, s)
 	}
-	return Finish(out)
+	return out
 }

@@ -1,6 +1,9 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // LZF is the compression RDB uses for strings longer than 20 bytes. The
 // stream is a sequence of runs:
@@ -28,6 +31,15 @@ const lzfMaxRatio = 88
 
 var errLZF = errors.New("rdb: invalid LZF data")
 
+// lzfTable is a reusable compression hash table: slots hold a generation
+// (high 32 bits) and a position+1 (low 32 bits).
+type lzfTable struct {
+	slots [lzfHSize]uint64
+	gen   uint32
+}
+
+var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
+
 func lzfIdx(h uint32) int { return int((h>>(3*8-lzfHLog) - h*5) & (lzfHSize - 1)) }
 
 // lzfCompress compresses in into at most outLen bytes. It returns nil when
@@ -37,8 +49,25 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if inLen == 0 || outLen == 0 {
 		return nil
 	}
-	// htab holds position+1 of the last occurrence of each hash (0: none).
-	htab := make([]int32, lzfHSize)
+	// The hash table holds position+1 of the last occurrence of each hash
+	// (0: none). Tables are reused: an entry counts only if it carries
+	// this call's generation, so no call clears 64K slots (which cost more
+	// than compressing a small value).
+	t := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(t)
+	t.gen++
+	if t.gen == 0 {
+		clear(t.slots[:])
+		t.gen = 1
+	}
+	gen := uint64(t.gen) << 32
+	get := func(slot int) int32 {
+		if v := t.slots[slot]; v&^(1<<32-1) == gen {
+			return int32(uint32(v))
+		}
+		return 0
+	}
+	set := func(slot int, pos int32) { t.slots[slot] = gen | uint64(uint32(pos)) }
 	out := make([]byte, outLen)
 	op := 1 // out[0] is the header of the first literal run
 	lit := 0
@@ -52,8 +81,8 @@ func lzfCompress(in []byte, outLen int) []byte {
 	for ip < inLen-2 {
 		hval = hval<<8 | at(ip+2)
 		slot := lzfIdx(hval)
-		ref := int(htab[slot]) - 1
-		htab[slot] = int32(ip + 1)
+		ref := int(get(slot)) - 1
+		set(slot, int32(ip+1))
 		if ref > 0 && ref < ip && ip-ref-1 < lzfMaxOff &&
 			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			off := ip - ref - 1
@@ -116,10 +145,10 @@ func lzfCompress(in []byte, outLen int) []byte {
 			ip -= 2
 			hval = at(ip)<<8 | at(ip+1)
 			hval = hval<<8 | at(ip+2)
-			htab[lzfIdx(hval)] = int32(ip + 1)
+			set(lzfIdx(hval), int32(ip+1))
 			ip++
 			hval = hval<<8 | at(ip+2)
-			htab[lzfIdx(hval)] = int32(ip + 1)
+			set(lzfIdx(hval), int32(ip+1))
 			ip++
 			continue
 		}

@@ -49,29 +49,65 @@ func dumpCommand(c *Client, args [][]byte) {
 // listpack for small hashes and sorted sets, intset for integer sets, a
 // quicklist of listpacks for lists.
 func (c *Client) dumpPayload(e *store.Entry) []byte {
+	typ, ok := rdbType(e)
+	if !ok {
+		return nil
+	}
+	return rdb.Finish(c.srv.appendRDBValue([]byte{typ}, e))
+}
+
+// rdbType returns the RDB object type Redis 7.0 writes for e's encoding.
+func rdbType(e *store.Entry) (byte, bool) {
+	switch e.Kind() {
+	case store.KindString:
+		return rdb.TypeString, true
+	case store.KindList:
+		return rdb.TypeListQuicklist2, true
+	case store.KindSet:
+		if e.AsSet().IsIntset() {
+			return rdb.TypeSetIntset, true
+		}
+		return rdb.TypeSet, true
+	case store.KindHash:
+		if e.AsHash().IsListpack() {
+			return rdb.TypeHashListpack, true
+		}
+		return rdb.TypeHash, true
+	case store.KindZSet:
+		if zsetOf(e).Compact() {
+			return rdb.TypeZSetListpack, true
+		}
+		return rdb.TypeZSet2, true
+	}
+	return 0, false
+}
+
+// appendRDBValue appends the body of e's value (what follows the type
+// byte rdbType gives, in a DUMP payload or an RDB file).
+func (s *Server) appendRDBValue(dst []byte, e *store.Entry) []byte {
 	switch e.Kind() {
 	case store.KindString:
 		if e.IsInt() {
-			return rdb.EncodeInt(e.Int())
+			return rdb.AppendInt(dst, e.Int())
 		}
-		return rdb.EncodeString(e.Bytes(nil))
+		return rdb.AppendString(dst, e.Bytes(nil))
 	case store.KindList:
 		l := listOf(e)
-		return rdb.EncodeList(int(c.srv.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
+		return rdb.AppendList(dst, int(s.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
 			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
 		})
 	case store.KindSet:
-		s := e.AsSet()
-		if s.IsIntset() {
-			return rdb.EncodeIntset(s.Ints())
+		set := e.AsSet()
+		if set.IsIntset() {
+			return rdb.AppendIntsetValue(dst, set.Ints())
 		}
-		return rdb.EncodeSet(s.Len(), s.ForEach)
+		return rdb.AppendSet(dst, set.Len(), set.ForEach)
 	case store.KindHash:
 		h := e.AsHash()
 		if h.IsListpack() {
-			return rdb.EncodeHashListpack(h.ForEach)
+			return rdb.AppendHashListpack(dst, h.ForEach)
 		}
-		return rdb.EncodeHash(h.Len(), h.ForEach)
+		return rdb.AppendHash(dst, h.Len(), h.ForEach)
 	case store.KindZSet:
 		z := zsetOf(e)
 		items := func(rank int, reverse bool) func(func([]byte, float64) bool) {
@@ -80,11 +116,11 @@ func (c *Client) dumpPayload(e *store.Entry) []byte {
 			}
 		}
 		if z.Compact() {
-			return rdb.EncodeZSetListpack(items(0, false))
+			return rdb.AppendZSetListpack(dst, items(0, false))
 		}
-		return rdb.EncodeZSet(z.Len(), items(z.Len()-1, true))
+		return rdb.AppendZSet(dst, z.Len(), items(z.Len()-1, true))
 	}
-	return nil
+	return dst
 }
 
 func restoreCommand(c *Client, args [][]byte) {
@@ -196,8 +232,11 @@ func restoreCommand(c *Client, args [][]byte) {
 // restoredEntry builds the value of a decoded payload with the encodings
 // Redis 7.0's rdbLoadObject picks under the current limits. It returns nil
 // for a value Redis refuses (duplicate members or fields).
-func (c *Client) restoredEntry(v *rdb.Value) *store.Entry {
-	cfg := c.srv.cfg
+func (c *Client) restoredEntry(v *rdb.Value) *store.Entry { return c.srv.entryFromRDB(v) }
+
+// entryFromRDB builds the entry of a decoded value (RESTORE, RDB loading).
+func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry {
+	cfg := s.cfg
 	switch v.Kind() {
 	case rdb.KindString:
 		if v.IsInt {
@@ -213,24 +252,24 @@ func (c *Client) restoredEntry(v *rdb.Value) *store.Entry {
 		return store.NewObject(store.KindList, unsafe.Pointer(l))
 
 	case rdb.KindSet:
-		maxIntset := c.setMaxIntset()
-		s := store.NewIntSet()
+		maxIntset := int(cfg.setMaxIntset.Load())
+		set := store.NewIntSet()
 		if v.Type == rdb.TypeSetIntset {
 			var tmp [24]byte
 			for _, n := range v.Ints {
-				s.Add(strconv.AppendInt(tmp[:0], n, 10), maxIntset)
+				set.Add(strconv.AppendInt(tmp[:0], n, 10), maxIntset)
 			}
-			return store.NewSetEntry(s)
+			return store.NewSetEntry(set)
 		}
 		if v.Len() > min(maxIntset, 1<<30) {
-			s.Convert()
+			set.Convert()
 		}
 		for _, m := range v.Elems {
-			if !s.Add(m, maxIntset) {
+			if !set.Add(m, maxIntset) {
 				return nil
 			}
 		}
-		return store.NewSetEntry(s)
+		return store.NewSetEntry(set)
 
 	case rdb.KindZSet:
 		n := v.Len()
@@ -251,7 +290,7 @@ func (c *Client) restoredEntry(v *rdb.Value) *store.Entry {
 		return store.NewObject(store.KindZSet, unsafe.Pointer(z))
 
 	case rdb.KindHash:
-		maxEnt, maxVal := c.hashLimits()
+		maxEnt, maxVal := int(cfg.hashMaxEnt.Load()), int(cfg.hashMaxVal.Load())
 		h := store.NewHash()
 		if v.Type == rdb.TypeHash {
 			if v.Len() > maxEnt {

@@ -587,6 +587,7 @@ func flushallCommand(c *Client, args [][]byte) {
 		ks.DB(i).DropScanSnapshots()
 	}
 	c.srv.trackingFlushAll(c)
+	c.srv.flushAllSave()
 	c.w.OK()
 }
 

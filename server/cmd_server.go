@@ -866,6 +866,9 @@ func shutdownCommand(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	wantSave := save || !nosave && showNumbers("save")(s.cfg) != ""
+	if !wantSave {
+		s.killBgsave()
+	}
 	if wantSave && s.saveHook != nil {
 		if err := s.saveHook(); err != nil && !force {
 			s.Logf("Error trying to save the DB, can't exit.")

@@ -83,6 +83,7 @@ type Server struct {
 	saveHook func() error
 
 	lastSave   atomic.Int64 // unix seconds of the last successful save (LASTSAVE)
+	persist    persistState // RDB saving and loading (persist.go)
 	slowlog    slowLog
 	errStatsMu sync.Mutex
 	errStats   map[string]int64 // error replies by code (INFO errorstats)
@@ -127,6 +128,8 @@ func New(cfg *Config) *Server {
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
+	s.persist.lastBgOK, s.persist.lastBgSec = true, -1
+	s.saveHook = s.shutdownSave
 	s.ks = store.New(dbs, nloops+1)
 	s.avgTTL = make([]atomic.Int64, dbs)
 	s.wireWatches()
@@ -273,6 +276,7 @@ func (s *Server) cron() {
 		s.trackingBroadcast(nil)
 		s.trackingLimitKeys()
 		s.updateAvgTTL()
+		s.persistCron()
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {
 			continue
@@ -379,6 +383,14 @@ func workDir() string {
 
 // SetLogWriter sends the server's log to w.
 func (s *Server) SetLogWriter(w io.Writer) { s.log = log.New(w, "", log.LstdFlags) }
+
+// Warnf writes a line to the server's log unless loglevel is "nothing".
+func (s *Server) Warnf(format string, args ...any) {
+	if s.cfg.Get("loglevel") == "nothing" {
+		return
+	}
+	s.log.Printf(format, args...)
+}
 
 // Logf writes a line to the server's log (loglevel notice and above).
 func (s *Server) Logf(format string, args ...any) {

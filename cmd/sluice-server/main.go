@@ -57,6 +57,13 @@ func run(argv []string) int {
 		}
 		srv.SetLogWriter(f)
 	}
+	// Like redis-server: the snapshot in dir/dbfilename, if there is one,
+	// is loaded before clients are served; a corrupt one stops start-up.
+	if err := srv.LoadDataFile(); err != nil {
+		srv.Warnf("%v", err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	done := make(chan struct{})
 	srv.OnShutdown(func() { close(done) })
 	if err := srv.Start(); err != nil {
@@ -66,11 +73,25 @@ func run(argv []string) int {
 	srv.Logf("Sluice %s (Redis %s protocol) ready to accept connections on %v", server.SluiceVersion, server.Version, srv.Addrs())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case s := <-sig:
-		srv.Logf("Received %v, scheduling shutdown...", s)
-		srv.Stop()
-	case <-done:
+	for stopped := false; !stopped; {
+		select {
+		case s := <-sig:
+			name := "sigterm"
+			if s == syscall.SIGINT {
+				name = "sigint"
+			}
+			srv.Logf("Received %v, scheduling shutdown...", s)
+			// The final save when save points are configured (or as
+			// shutdown-on-sigterm/sigint say); if it fails the server
+			// keeps running, as Redis does.
+			if err := srv.PrepareShutdown(name); err != nil {
+				srv.Warnf("%s received but errors trying to shut down the server, check the logs for more information", strings.ToUpper(name))
+				continue
+			}
+			srv.Stop()
+		case <-done:
+		}
+		stopped = true
 	}
 	srv.Logf("Sluice is now ready to exit, bye bye...")
 	return 0
