@@ -443,7 +443,9 @@ var params = []*param{
 
 	// Special configs.
 	{name: "dir", kind: pSpecial, def: "", protected: true, apply: applyDir, show: func(*Config) string { return workDir() }},
-	{name: "save", kind: pSpecial, def: "3600 1 300 100 60 10000", multiArg: true, apply: applySave, show: showNumbers("save")},
+	// Sluice keeps data in memory only unless save points are given
+	// (redis-server's default is "3600 1 300 100 60 10000").
+	{name: "save", kind: pSpecial, def: "", multiArg: true, apply: applySave, show: showNumbers("save")},
 	{name: "client-output-buffer-limit", kind: pSpecial, def: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", multiArg: true, apply: applyOutputLimits, show: func(cfg *Config) string { return cfg.showOutputLimits() }},
 	{name: "oom-score-adj-values", kind: pSpecial, def: "0 200 800", multiArg: true, apply: applyOOMValues, show: showNumbers("oom-score-adj-values")},
 	{name: "notify-keyspace-events", kind: pSpecial, def: "", apply: applyNotify, show: showNotify},

@@ -327,9 +327,9 @@ func TestRDBStartupBinary(t *testing.T) {
 	}
 	bin := buildServer(t)
 	dir := t.TempDir()
-	start := func() (*exec.Cmd, string, *bytes.Buffer) {
+	start := func(extra ...string) (*exec.Cmd, string, *bytes.Buffer) {
 		port := redistest.FreePort(t)
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", dir)
+		cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--dir", dir}, extra...)...)
 		var logs bytes.Buffer
 		cmd.Stderr = &logs
 		if err := cmd.Start(); err != nil {
@@ -346,14 +346,29 @@ func TestRDBStartupBinary(t *testing.T) {
 		return nil, "", nil
 	}
 	ctx := context.Background()
+	// By default sluice-server keeps its data in memory only: no save
+	// points, so SIGINT writes nothing.
 	cmd, addr, logs := start()
 	c := redis.NewClient(&redis.Options{Addr: addr})
+	c.Set(ctx, "k", "old", 0)
+	c.Close()
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err == nil || strings.Contains(logs.String(), "DB saved on disk") {
+		t.Fatalf("a file was saved without save points: %s", logs)
+	}
+	// With save points, SIGINT saves, as redis-server does.
+	cmd, addr, logs = start("--save", "3600 1")
+	c = redis.NewClient(&redis.Options{Addr: addr})
+	if n := c.DBSize(ctx).Val(); n != 0 {
+		t.Fatalf("%d keys at start with no file", n)
+	}
 	c.Set(ctx, "k", "v", 0)
 	c.Close()
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if !strings.Contains(logs.String(), "DB saved on disk") {
-		t.Fatalf("no save on SIGINT with the default save points: %s", logs)
+		t.Fatalf("no save on SIGINT with save points: %s", logs)
 	}
 	cmd, addr, logs = start()
 	c = redis.NewClient(&redis.Options{Addr: addr})
