@@ -53,6 +53,7 @@ type waiter struct {
 	done  bool
 	cmd   *Command // the blocking command, for its stats on unblock
 	start int64    // nanotime it blocked
+	args  [][]byte // the command's arguments, for the slow log on unblock
 }
 
 type readyKey struct {
@@ -125,6 +126,9 @@ func (c *Client) canBlock() bool { return !c.inExec }
 func (c *Client) blockOn(keys [][]byte, kind blockKind, deadline int64, serve func(w *resp.Writer, db *store.DB, key []byte) serveResult) {
 	b := &c.srv.blocking
 	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve, cmd: c.cur, start: nanotime()}
+	for _, a := range c.curArgs { // the read buffer moves on: copy, for the slow log
+		w.args = append(w.args, append([]byte(nil), a...))
+	}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[string(k)] {
@@ -224,6 +228,7 @@ func (w *waiter) unblockStats(reply []byte) {
 	if c.srv.cfg.latencyTrack.Load() {
 		st.recordLatency(w.cmd, ns)
 	}
+	c.RecordSlow(w.args, ns/1000) // as Redis's updateStatsOnUnblock
 	if len(reply) > 0 && reply[0] == '-' {
 		c.srv.countError(strings.TrimSuffix(string(reply), "\r\n"))
 		st.cmds[w.cmd.id].failed.Add(1)

@@ -90,3 +90,50 @@ func TestBlockedErrorStats(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockedCommandInSlowLog: a blocked command enters the slow log when
+// it is served, after the command that served it (here EXEC), with the
+// time it waited, as Redis logs it.
+func TestBlockedCommandInSlowLog(t *testing.T) {
+	for _, target := range []string{"sluice", "redis"} {
+		t.Run(target, func(t *testing.T) {
+			var addr string
+			if target == "redis" {
+				addr = redistest.StartRedis(t)
+			} else {
+				_, addr = redistest.StartSluice(t)
+			}
+			r := redistest.Dial(t, addr)
+			rd := redistest.Dial(t, addr)
+			r.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+			defer r.Do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+			got := make(chan string, 1)
+			go func() { v, _ := rd.Do("BLPOP", "l", "0"); got <- v }()
+			time.Sleep(100 * time.Millisecond)
+			r.Do("MULTI")
+			r.Do("LPUSH", "l", "foo")
+			r.Do("SLOWLOG", "RESET")
+			r.Do("EXEC")
+			if v := <-got; v != "*2\r\n$1\r\nl\r\n$3\r\nfoo\r\n" {
+				t.Fatalf("BLPOP: %q", v)
+			}
+			log, err := r.Do("SLOWLOG", "GET")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Newest first: BLPOP, served after EXEC's commands ran, then
+			// SLOWLOG RESET, which ran inside EXEC (EXEC itself is
+			// skip_slowlog). Compare the commands, not times and ports.
+			var names []string
+			for _, line := range strings.Split(log, "\r\n") {
+				switch strings.ToLower(line) {
+				case "blpop", "exec", "slowlog", "lpush":
+					names = append(names, strings.ToLower(line))
+				}
+			}
+			if got := strings.Join(names, " "); got != "blpop slowlog" {
+				t.Fatalf("slow log holds %q, want \"blpop slowlog\": %q", got, log)
+			}
+		})
+	}
+}

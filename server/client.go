@@ -79,6 +79,7 @@ type Client struct {
 	blocked    bool        // waiting on a blocking command: input is held, not parsed
 	postponed  bool        // the command was held back by CLIENT PAUSE: not consumed
 	cur        *Command    // the command being called (a blocking command's waiter keeps it)
+	curArgs    [][]byte    // its arguments (slices of the read buffer: valid during the call)
 	trk        *trackState // CLIENT TRACKING state, nil until first enabled (set under srv.tracking.mu)
 
 	// Output produced on other goroutines (pub/sub messages, the reply to a
@@ -397,7 +398,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		start = nanotime()
 	}
 	c.errBase = c.countErrors()
-	c.cur = cmd
+	c.cur, c.curArgs = cmd, args
 	trk := c.trk
 	if trk != nil {
 		c.trackBegin(cmd, args)
@@ -450,9 +451,6 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	} else if c.fromScript && c.srv.tracking.clients.Load() > 0 {
 		c.trackScriptRead(cmd, args)
 	}
-	if !c.inExec && c.srv.blocking.pending.Load() {
-		c.srv.serveReadyKeys() // serve clients blocked on keys this command filled
-	}
 	c.lastCmd.Store(cmd)
 	if c.srv.monitors.n.Load() > 0 && monitored(cmd) {
 		c.srv.feedMonitors(c, c.dbi, args, c.fromScript)
@@ -471,8 +469,17 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		st.recordLatency(cmd, ns)
 	}
 	c.errBase = errs
-	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th {
+	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th && !c.blocked && cmd.flags&flagSkipSlowlog == 0 {
+		// A blocked command is logged when it is unblocked, with the
+		// time it waited (unblockStats).
 		c.RecordSlow(args, ns/1000)
+	}
+	if !c.inExec && c.srv.blocking.pending.Load() {
+		// Serve clients blocked on keys this command filled: after its
+		// own stats and slow log entry, outside its duration, as Redis's
+		// handleClientsBlockedOnKeys after call().
+		c.srv.serveReadyKeys()
+		c.mark = 0
 	}
 }
 

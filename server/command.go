@@ -24,6 +24,7 @@ const (
 	flagFast
 	flagDenyOOM      // may grow memory: refused when over maxmemory
 	flagMayReplicate // may be replicated though not a write (PUBLISH, EVAL): held by CLIENT PAUSE WRITE
+	flagSkipSlowlog  // not logged itself (EXEC: its commands are)
 )
 
 // Command is one entry of the command table: its metadata (which also
@@ -100,6 +101,8 @@ func (c *Command) prepare() {
 			c.flags |= flagDenyOOM
 		case "may_replicate":
 			c.flags |= flagMayReplicate
+		case "skip_slowlog":
+			c.flags |= flagSkipSlowlog
 		case "lock_all":
 			c.flags |= flagLockAll
 		}
