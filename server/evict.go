@@ -126,6 +126,7 @@ type evictState struct {
 	// emptyChanges holds each empty database's Changes when it was found
 	// empty.
 	emptyChanges []uint64
+	nothingLeft  bool // the last evictOne found no candidate in any database
 	victimsBuf   []byte
 
 	amu          sync.Mutex // guards the accounting below and sampling
@@ -344,9 +345,8 @@ func (s *Server) wireEviction() {
 	prevFlush := s.ks.OnFlush
 	s.ks.OnFlush = func(db *store.DB) {
 		s.ev.flushed.Store(true)
-		if s.ev.gcPending.CompareAndSwap(false, true) {
-			// Let used memory drop soon after a flush, as in Redis (with
-			// or without maxmemory: a limit set next is measured from it).
+		if s.cfg.maxMemory.Load() != 0 && s.ev.gcPending.CompareAndSwap(false, true) {
+			// Let used memory drop soon after a flush, as in Redis.
 			go func() {
 				time.Sleep(time.Millisecond) // after the flush, not during it
 				s.ev.forceGC()
@@ -579,9 +579,15 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 		ev.emptyChanges = make([]uint64, n)
 		ev.emptyAt = time.Now()
 	}
-	for i, empty := range ev.emptyDB {
-		if empty && ks.DB(i).Changes() != ev.emptyChanges[i] {
-			ev.emptyDB[i] = false // written to since: look again
+	if ev.nothingLeft {
+		// The last search found no candidate at all (OOM): a database
+		// written to since, a key given a TTL say, is looked at again
+		// at once. (Summing a database's change counters reads every
+		// shard, so it is not done while evictions succeed.)
+		for i, empty := range ev.emptyDB {
+			if empty && ks.DB(i).Changes() != ev.emptyChanges[i] {
+				ev.emptyDB[i] = false
+			}
 		}
 	}
 	if pol&polRandom != 0 {
@@ -592,13 +598,14 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 				continue
 			}
 			var pick string
-			before := ks.DB(j).Changes() // read first: a write racing the sample shows
 			if ks.DB(j).Sample(volatile, 1, func(k string, _ *store.Entry, _ int64) { pick = k }) == 0 {
-				ev.emptyDB[j], ev.emptyChanges[j] = true, before
+				ev.markEmpty(j, ks.DB(j))
 				continue
 			}
+			ev.nothingLeft = false
 			return j, s.deleteVictim(j, pick, volatile), true
 		}
+		ev.nothingLeft = true
 		return 0, "", false
 	}
 	samples := int(max(1, s.cfg.evictSamples.Load()))
@@ -609,18 +616,19 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 				continue
 			}
 			db := ks.DB(i)
-			before := db.Changes()
 			got := db.Sample(volatile, samples, func(k string, e *store.Entry, exp int64) {
 				ev.poolInsert(i, k, s.evictScore(pol, e, exp))
 			})
 			if got == 0 {
-				ev.emptyDB[i], ev.emptyChanges[i] = true, before
+				ev.markEmpty(i, db)
 			}
 			total += got
 		}
 		if total == 0 {
+			ev.nothingLeft = true
 			return 0, "", false
 		}
+		ev.nothingLeft = false
 		for k := evpoolSize - 1; k >= 0; k-- {
 			p := ev.pool[k]
 			if p.key == "" {
@@ -633,6 +641,14 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 			// A ghost: deleted since it was sampled. Try the next one.
 		}
 	}
+}
+
+// markEmpty records that database i had no candidates, with its change
+// count read after the empty sample (not before every sample, which would
+// cost a read of every shard each time): a write in between goes unseen
+// for at most emptyDBRecent.
+func (ev *evictState) markEmpty(i int, db *store.DB) {
+	ev.emptyDB[i], ev.emptyChanges[i] = true, db.Changes()
 }
 
 // evictScore is evictionPoolPopulate's "idle": higher evicts first.

@@ -286,7 +286,10 @@ func TestRDBLoadErrors(t *testing.T) {
 	}
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)/2] ^= 0x01
-	if err := load(flipped); err == nil || !strings.Contains(err.Error(), "checksum") && !strings.Contains(err.Error(), "Bad data") && !strings.Contains(err.Error(), "EOF") {
+	// Where the flipped bit lands depends on Redis's key order: a value or
+	// length (bad data, EOF), a key name turned into another's (duplicated
+	// key: Redis checks the checksum only at the end), or plain bytes.
+	if err := load(flipped); err == nil || !strings.Contains(err.Error(), "checksum") && !strings.Contains(err.Error(), "Bad data") && !strings.Contains(err.Error(), "EOF") && !strings.Contains(err.Error(), "duplicated key") {
 		t.Errorf("corrupt file: %v", err)
 	}
 	if err := load(good[:len(good)-20]); err == nil || !strings.Contains(err.Error(), "Unexpected EOF") {
