@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,9 +76,23 @@ func TestInfoMatchesRedisFields(t *testing.T) {
 			}
 		}
 	}
+	// avg_ttl is an estimate both servers refresh in their 100 ms cron:
+	// give both a few cron runs, then compare it within the test's time.
+	time.Sleep(300 * time.Millisecond)
 	rr, _ := rc.Do("INFO", "all")
 	sr, _ := sc.Do("INFO", "all")
 	want, got := infoFields(t, rr), infoFields(t, sr)
+	avgTTL := regexp.MustCompile(`,avg_ttl=(\d+)$`)
+	for name, fields := range map[string]map[string]map[string]string{"redis": want, "sluice": got} {
+		m := avgTTL.FindStringSubmatch(fields["keyspace"]["db0"])
+		if m == nil {
+			t.Fatalf("%s keyspace db0: %q", name, fields["keyspace"]["db0"])
+		}
+		if ms, _ := strconv.Atoi(m[1]); ms < 90000 || ms > 100000 {
+			t.Errorf("%s keyspace db0 avg_ttl %d, want the TTL of 100 s less the test's time", name, ms)
+		}
+		fields["keyspace"]["db0"] = avgTTL.ReplaceAllString(fields["keyspace"]["db0"], "")
+	}
 	for _, f := range [][2]string{{"server", "redis_version"}, {"server", "redis_mode"}, {"replication", "role"}, {"replication", "connected_slaves"}, {"keyspace", "db0"}, {"errorstats", "errorstat_ERR"}, {"memory", "maxmemory_policy"}} {
 		if got[f[0]][f[1]] != want[f[0]][f[1]] {
 			t.Errorf("%s %s: redis %q sluice %q", f[0], f[1], want[f[0]][f[1]], got[f[0]][f[1]])
