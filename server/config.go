@@ -64,8 +64,9 @@ type param struct {
 // Config is the server's configuration. Values used on hot paths are
 // mirrored into atomics by their apply functions.
 type Config struct {
-	mu   sync.RWMutex
-	vals map[string]string
+	mu    sync.RWMutex
+	vals  map[string]string
+	given map[string]bool // directives set at start-up (config file, flags, Set)
 
 	pass            atomic.Pointer[string]
 	maxClients      atomic.Int64
@@ -507,11 +508,29 @@ func (cfg *Config) Set(name, value string) error {
 	if err := cfg.set(p, value, true); err != nil {
 		return err
 	}
+	cfg.markGiven(p.name)
 	if p.name == "io-threads" {
 		// Sluice runs io-threads event loops (default: one per two CPUs).
 		cfg.loopsWanted, _ = strconv.Atoi(value)
 	}
 	return nil
+}
+
+func (cfg *Config) markGiven(name string) {
+	cfg.mu.Lock()
+	if cfg.given == nil {
+		cfg.given = map[string]bool{}
+	}
+	cfg.given[name] = true
+	cfg.mu.Unlock()
+}
+
+// Given reports whether a directive was set at start-up (in the config
+// file, as a flag or through Set), rather than left at its default.
+func (cfg *Config) Given(name string) bool {
+	cfg.mu.RLock()
+	defer cfg.mu.RUnlock()
+	return cfg.given[strings.ToLower(name)]
 }
 
 // errImmutable is CONFIG SET's error for start-up only directives.

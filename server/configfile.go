@@ -252,7 +252,11 @@ func (cfg *Config) applyDirective(args []string) error {
 			}
 			v = strings.Join(words, " ")
 		}
-		return cfg.set(p, v, true)
+		if err := cfg.set(p, v, true); err != nil {
+			return err
+		}
+		cfg.markGiven(p.name)
+		return nil
 	}
 	if deprecatedDirectives[name] && len(args) == 2 {
 		return nil

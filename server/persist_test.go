@@ -385,6 +385,27 @@ func TestRDBStartupBinary(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 
+	// A plain sluice-server (no save points, no dir or dbfilename given)
+	// keeps to memory: the dump.rdb in its working directory is not read.
+	port := redistest.FreePort(t)
+	plain := exec.Command(bin, "--port", strconv.Itoa(port))
+	plain.Dir = dir
+	var plainLogs bytes.Buffer
+	plain.Stderr = &plainLogs
+	if err := plain.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
+	for deadline := time.Now().Add(10 * time.Second); pc.Ping(ctx).Err() != nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n, err := pc.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("plain start beside a dump.rdb: dbsize %d, %v (want an empty server)", n, err)
+	}
+	pc.Close()
+	plain.Process.Kill()
+	plain.Wait()
+
 	b, _ := os.ReadFile(filepath.Join(dir, "dump.rdb"))
 	b[len(b)-1] ^= 0xff // the checksum
 	os.WriteFile(filepath.Join(dir, "dump.rdb"), b, 0o644)

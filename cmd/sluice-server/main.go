@@ -57,12 +57,17 @@ func run(argv []string) int {
 		}
 		srv.SetLogWriter(f)
 	}
-	// Like redis-server: the snapshot in dir/dbfilename, if there is one,
-	// is loaded before clients are served; a corrupt one stops start-up.
-	if err := srv.LoadDataFile(); err != nil {
-		srv.Warnf("%v", err)
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	// With persistence configured (save points, or dir or dbfilename
+	// given), the snapshot in dir/dbfilename, if there is one, is loaded
+	// before clients are served, as redis-server does; a corrupt one stops
+	// start-up. A plain sluice-server keeps to memory: it never reads a
+	// dump.rdb it happens to find in its working directory.
+	if cfg.Get("save") != "" || cfg.Given("dir") || cfg.Given("dbfilename") {
+		if err := srv.LoadDataFile(); err != nil {
+			srv.Warnf("%v", err)
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	done := make(chan struct{})
 	srv.OnShutdown(func() { close(done) })
