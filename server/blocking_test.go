@@ -95,14 +95,8 @@ func TestBlockedErrorStats(t *testing.T) {
 // it is served, after the command that served it (here EXEC), with the
 // time it waited, as Redis logs it.
 func TestBlockedCommandInSlowLog(t *testing.T) {
-	for _, target := range []string{"sluice", "redis"} {
+	for target, addr := range bothServers(t) {
 		t.Run(target, func(t *testing.T) {
-			var addr string
-			if target == "redis" {
-				addr = redistest.StartRedis(t)
-			} else {
-				_, addr = redistest.StartSluice(t)
-			}
 			r := redistest.Dial(t, addr)
 			rd := redistest.Dial(t, addr)
 			r.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
