@@ -493,9 +493,13 @@ func (s *Server) persistCron() {
 		go s.bgsave(false)
 		return
 	}
+	params := s.saveParams()
+	if len(params) == 0 {
+		return // no save points (sluice-server's default): nothing to count
+	}
 	dirty := int64(s.ks.Dirty())
 	elapsed := now - s.LastSave()
-	for _, sp := range s.saveParams() {
+	for _, sp := range params {
 		if dirty >= sp[1] && elapsed > sp[0] {
 			s.Logf("%d changes in %d seconds. Saving...", sp[1], sp[0])
 			// Mark it running before the goroutine takes the lock, so the
