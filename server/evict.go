@@ -126,7 +126,8 @@ type evictState struct {
 	// emptyChanges holds each empty database's Changes when it was found
 	// empty.
 	emptyChanges []uint64
-	nothingLeft  bool // the last evictOne found no candidate in any database
+	nothingLeft  bool    // the last evictOne found no candidate in any database
+	evictor      *Client // the client whose command is evicting (nil: background)
 	victimsBuf   []byte
 
 	amu          sync.Mutex // guards the accounting below and sampling
@@ -384,7 +385,7 @@ func (s *Server) infoUsedMemory(c *Client, heap uint64) uint64 {
 	used := s.usedMemory(heap)
 	if mm := s.cfg.maxMemory.Load(); mm != 0 && int64(used) > mm && c != nil && !c.inExec && !c.fromScript &&
 		s.lua.busySince.Load() == 0 {
-		s.performEvictions(c.slot)
+		s.performEvictions(c.slot, nil)
 		used = uint64(max(0, s.ev.used()))
 	}
 	return used
@@ -417,7 +418,12 @@ func (c *Client) oomCheck(cmd *Command, args [][]byte) bool {
 	if srv.lua.busySince.Load() != 0 {
 		return true // inside a long script: no eviction (isInsideYieldingLongCommand)
 	}
-	oom := srv.performEvictions(c.slot) == evictFail
+	oom := srv.performEvictions(c.slot, c) == evictFail
+	if trk := c.trk; trk != nil && (len(trk.pending) > 0 || trk.pendingNull) {
+		// Keys this client tracked were evicted for its command: it is
+		// told before the command's reply, as Redis does.
+		c.trackFlushPending()
+	}
 	c.preOOM = oom
 	if !oom {
 		return true
@@ -472,7 +478,7 @@ func (s *Server) scriptDenyOOM(name string, args [][]byte) bool {
 
 // performEvictions frees memory by the policy until used memory is under
 // maxmemory (Redis's performEvictions).
-func (s *Server) performEvictions(slot int) int {
+func (s *Server) performEvictions(slot int, by *Client) int {
 	ev := s.ev
 	mm := s.cfg.maxMemory.Load()
 	if mm == 0 || ev.used() <= mm {
@@ -492,6 +498,7 @@ func (s *Server) performEvictions(slot int) int {
 		return evictOK
 	}
 	tofree := used - mm
+	ev.evictor = by
 	limit := evictionTimeLimit(s.cfg.evictTenacity.Load())
 	start := time.Now()
 	ks := s.ks
@@ -521,6 +528,7 @@ func (s *Server) performEvictions(slot int) int {
 		}
 	}
 	ks.Lock.RUnlock(slot)
+	ev.evictor = nil
 	ev.mu.Unlock()
 	switch result {
 	case evictRunning:
@@ -557,7 +565,7 @@ func (s *Server) startBackgroundEviction() {
 	go func() {
 		defer ev.running.Store(false)
 		for !ev.stopped.Load() {
-			if s.performEvictions(s.goSlot) != evictRunning {
+			if s.performEvictions(s.goSlot, nil) != evictRunning {
 				return
 			}
 			time.Sleep(time.Millisecond)
@@ -707,6 +715,14 @@ func (s *Server) deleteVictim(dbi int, key string, volatile bool) string {
 		return ""
 	}
 	s.ev.victimsBuf = append(s.ev.victimsBuf[:0], key...)
+	if by := s.ev.evictor; by != nil && by.trk != nil {
+		// The evicting client's own change, for client tracking: an
+		// invalidation of this key for it is queued on its goroutine (we
+		// hold the key's lock, so no one else changes it meanwhile) and
+		// sent before its command's reply (oomCheck).
+		by.trk.exec.Store(&trackExec{keys: []string{key}})
+		defer by.trk.exec.Store(nil)
+	}
 	if !db.Delete(s.ev.victimsBuf) {
 		return ""
 	}

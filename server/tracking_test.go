@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +184,46 @@ func TestTrackingScriptsBlockingAndTableLimit(t *testing.T) {
 	}
 	if strings.Join(want, "\n") != strings.Join(got, "\n") {
 		t.Fatalf("redis:\n%s\nsluice:\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+}
+
+// TestTrackingEvictionBeforeReply: a key the client tracks that is evicted
+// to make room for its own command is invalidated before that command's
+// reply, as Redis does.
+func TestTrackingEvictionBeforeReply(t *testing.T) {
+	for target, addr := range bothServers(t) {
+		t.Run(target, func(t *testing.T) {
+			c := redistest.Dial(t, addr)
+			do := func(args ...string) string {
+				r, err := c.Do(args...)
+				if err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				return r
+			}
+			do("HELLO", "3")
+			do("CLIENT", "TRACKING", "ON")
+			runtime.GC() // the embedded server shares this process's heap
+			used := 0
+			for _, line := range strings.Split(do("INFO", "memory"), "\r\n") {
+				if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+					used, _ = strconv.Atoi(v)
+				}
+			}
+			do("CONFIG", "SET", "maxmemory-policy", "volatile-random")
+			do("CONFIG", "SET", "maxmemory", strconv.Itoa(used+1<<20))
+			defer c.Do("CONFIG", "SET", "maxmemory", "0")
+			do("SETEX", "volatile-key", "10000", "x")
+			do("GET", "volatile-key")
+			do("SETBIT", "big-key", strconv.Itoa(8*(3<<20)), "0") // 3 MB
+			first := do("GETBIT", "big-key", "0")
+			if want := ">2\r\n$10\r\ninvalidate\r\n*1\r\n$12\r\nvolatile-key\r\n"; first != want {
+				t.Fatalf("first after GETBIT: %q, want the invalidation %q", first, want)
+			}
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if r, err := redistest.ReadReply(c.R); err != nil || r != ":0\r\n" {
+				t.Fatalf("GETBIT reply: %q %v", r, err)
+			}
+		})
 	}
 }
