@@ -287,6 +287,9 @@ func (c *Client) dispatch(args [][]byte) {
 	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
 		return
 	}
+	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {
+		return
+	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
 		return
 	}
@@ -348,6 +351,34 @@ func (c *Client) rejectCmd(cmd *Command, msg string) {
 		return
 	}
 	c.reject(msg)
+}
+
+const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+
+// replicasMissing reports whether writes are refused for want of replicas:
+// Sluice has none, so that is whenever min-replicas-to-write and
+// min-replicas-max-lag are both set (Redis's checkGoodReplicasStatus).
+func (s *Server) replicasMissing() bool {
+	return s.cfg.minReplicas.Load() != 0 && s.cfg.minReplicasLag.Load() != 0
+}
+
+// noReplicas is processCommand's min-replicas-to-write check: a write
+// command (or an EXEC with one queued) is refused with NOREPLICAS.
+func (c *Client) noReplicas(cmd *Command) bool {
+	if !c.srv.replicasMissing() {
+		return false
+	}
+	write := cmd.flags&flagWrite != 0
+	if cmd.Name == "exec" && c.tx != nil {
+		for _, q := range c.tx.names {
+			write = write || q.flags&flagWrite != 0
+		}
+	}
+	if !write {
+		return false
+	}
+	c.rejectCmd(cmd, errNoReplicas)
+	return true
 }
 
 func unknownCommand(args [][]byte) string {

@@ -93,6 +93,8 @@ type Config struct {
 	zsetMaxEnt      atomic.Int64
 	zsetMaxVal      atomic.Int64
 	trackingMaxKeys atomic.Int64
+	minReplicas     atomic.Int64 // min-replicas-to-write
+	minReplicasLag  atomic.Int64 // min-replicas-max-lag
 	busyThreshold   atomic.Int64
 	maxMemory       atomic.Int64
 	evictSamples    atomic.Int64 // maxmemory-samples
@@ -368,8 +370,8 @@ var params = []*param{
 		cfg.hz.Store(min(max(n, 1), 500))
 		return nil
 	}),
-	intP("min-replicas-to-write", 0, intMax, "0").aliased("min-slaves-to-write"),
-	intP("min-replicas-max-lag", 0, intMax, "10").aliased("min-slaves-max-lag"),
+	intP("min-replicas-to-write", 0, intMax, "0").aliased("min-slaves-to-write").onSet(atom(func(c *Config) *atomic.Int64 { return &c.minReplicas })),
+	intP("min-replicas-max-lag", 0, intMax, "10").aliased("min-slaves-max-lag").onSet(atom(func(c *Config) *atomic.Int64 { return &c.minReplicasLag })),
 	intP("watchdog-period", 0, intMax, "0").hide(),
 	intP("shutdown-timeout", 0, intMax, "10"),
 	intP("repl-diskless-sync-max-replicas", 0, intMax, "0"),

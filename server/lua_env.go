@@ -580,6 +580,9 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 		// (scriptVerifyOOM).
 		return vm.rejectCall(L, raise, "-"+errOOM, cmd)
 	}
+	if cmd.flags&flagWrite != 0 && vm.st.srv.replicasMissing() {
+		return vm.rejectCall(L, raise, "-"+errNoReplicas, cmd) // scriptVerifyWriteCommandAllow
+	}
 	if cmd.flags&flagWrite != 0 {
 		run.wrote = true
 	}

@@ -293,6 +293,10 @@ func (st *scriptingState) checkFlags(c *Client, flags int, ro bool) bool {
 		c.w.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return false
 	}
+	if flags&sfNoWrites == 0 && c.srv.replicasMissing() {
+		c.w.Error(errNoReplicas)
+		return false
+	}
 	if flags&(sfNoWrites|sfAllowOOM) == 0 && c.srv.cfg.Get("maxmemory") != "0" && c.preOOM {
 		c.w.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'")
 		return false
