@@ -54,6 +54,8 @@ type waiter struct {
 	cmd   *Command // the blocking command, for its stats on unblock
 	start int64    // nanotime it blocked
 	args  [][]byte // the command's arguments, for the slow log on unblock
+	// timeout is the reply when the timeout passes (nil: timeoutReply).
+	timeout []byte
 }
 
 type readyKey struct {
@@ -124,8 +126,15 @@ func (c *Client) canBlock() bool { return !c.inExec }
 // blockOn blocks the client on keys until one of them can be served by
 // serve, the deadline (unix ms, 0: never) passes, or it is unblocked.
 func (c *Client) blockOn(keys [][]byte, kind blockKind, deadline int64, serve func(w *resp.Writer, db *store.DB, key []byte) serveResult) {
+	c.blockWith(keys, kind, deadline, serve, nil)
+}
+
+// blockWith is blockOn with the reply for a timeout or CLIENT UNBLOCK
+// (nil: the null reply of the blocking pops). With no keys, only those
+// end the block (WAIT).
+func (c *Client) blockWith(keys [][]byte, kind blockKind, deadline int64, serve func(w *resp.Writer, db *store.DB, key []byte) serveResult, timeout []byte) {
 	b := &c.srv.blocking
-	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve, cmd: c.cur, start: nanotime()}
+	w := &waiter{c: c, dbi: c.dbi, kind: kind, proto: c.w.Proto, serve: serve, cmd: c.cur, start: nanotime(), timeout: timeout}
 	for _, a := range c.curArgs { // the read buffer moves on: copy, for the slow log
 		w.args = append(w.args, append([]byte(nil), a...))
 	}
@@ -155,9 +164,17 @@ func (c *Client) blockOn(keys [][]byte, kind blockKind, deadline int64, serve fu
 		if d < 0 {
 			d = 0
 		}
-		w.timer = time.AfterFunc(d, func() { b.finish(w, timeoutReply(w.proto)) })
+		w.timer = time.AfterFunc(d, func() { b.finish(w, w.timedOut()) })
 	}
 	b.mu.Unlock()
+}
+
+// timedOut is w's reply when its timeout passes or CLIENT UNBLOCK ends it.
+func (w *waiter) timedOut() []byte {
+	if w.timeout != nil {
+		return w.timeout
+	}
+	return timeoutReply(w.proto)
 }
 
 func timeoutReply(proto int) []byte {
@@ -360,7 +377,7 @@ func unblockClient(srv *Server, id int64, withError bool) bool {
 	if w == nil {
 		return false
 	}
-	reply := timeoutReply(w.proto)
+	reply := w.timedOut()
 	if withError {
 		reply = []byte("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
 	}

@@ -131,3 +131,38 @@ func TestBlockedCommandInSlowLog(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitWithoutReplicas: WAIT for a replica blocks until its timeout or
+// CLIENT UNBLOCK and answers 0, as redis-server without replicas does.
+func TestWaitWithoutReplicas(t *testing.T) {
+	for target, addr := range bothServers(t) {
+		t.Run(target, func(t *testing.T) {
+			a := redistest.Dial(t, addr)
+			b := redistest.Dial(t, addr)
+			id, _ := a.Do("CLIENT", "ID")
+			id = strings.TrimSuffix(strings.TrimPrefix(id, ":"), "\r\n")
+			start := time.Now()
+			if r, _ := a.Do("WAIT", "1", "100"); r != ":0\r\n" {
+				t.Fatalf("WAIT 1 100: %q", r)
+			}
+			if d := time.Since(start); d < 90*time.Millisecond {
+				t.Fatalf("WAIT 1 100 returned after %v", d)
+			}
+			for _, how := range []string{"TIMEOUT", "ERROR"} {
+				got := make(chan string, 1)
+				go func() { r, _ := a.Do("WAIT", "2", "0"); got <- r }()
+				time.Sleep(100 * time.Millisecond)
+				if r, _ := b.Do("CLIENT", "UNBLOCK", id, how); r != ":1\r\n" {
+					t.Fatalf("CLIENT UNBLOCK %s: %q", how, r)
+				}
+				want := ":0\r\n"
+				if how == "ERROR" {
+					want = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+				}
+				if r := <-got; r != want {
+					t.Fatalf("WAIT after CLIENT UNBLOCK %s: %q, want %q", how, r, want)
+				}
+			}
+		})
+	}
+}

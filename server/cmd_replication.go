@@ -1,0 +1,46 @@
+package server
+
+import (
+	"math"
+
+	"github.com/sluicedb/sluice/resp"
+	"github.com/sluicedb/sluice/store"
+)
+
+// Replication commands on a server that has no replicas.
+func init() {
+	register(
+		&Command{Name: "wait", Arity: 3, Flags: []string{"noscript"}, ACL: []string{"connection", "slow"}, Group: "generic", Since: "3.0.0", Summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection", Complexity: "O(1)", Fn: waitCommand},
+	)
+}
+
+// WAIT numreplicas timeout: no replica ever acknowledges, so the answer is
+// 0, at once when 0 replicas are asked for (or inside MULTI), else when
+// the timeout (milliseconds, 0: forever) passes or CLIENT UNBLOCK ends it,
+// as redis-server without replicas does.
+func waitCommand(c *Client, args [][]byte) {
+	numreplicas, ok := resp.ParseInt(args[1])
+	if !ok {
+		c.w.Error(errNotInt)
+		return
+	}
+	timeout, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.w.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if timeout < 0 {
+		c.w.Error(errTimeoutNeg)
+		return
+	}
+	if numreplicas <= 0 || !c.canBlock() {
+		c.w.Int(0)
+		return
+	}
+	deadline := int64(0)
+	if now := store.Now(); timeout > 0 && timeout <= math.MaxInt64-now {
+		deadline = now + timeout
+	} // a timeout past the end of time waits forever, as in Redis 7.0
+
+	c.blockWith(nil, blockList, deadline, nil, []byte(":0\r\n"))
+}
