@@ -50,6 +50,7 @@ func init() {
 		}},
 		&Command{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "usage", Arity: -3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: []string{"read", "slow"}, Group: "server", Since: "4.0.0", Summary: "Estimate the memory usage of a key", Complexity: "O(N) where N is the number of samples.", Fn: memoryUsageCommand},
+			{Name: "stats", Arity: 2, Flags: []string{"lock_all"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show memory usage details", Complexity: "O(1)", Fn: memoryStatsCommand},
 			{Name: "purge", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Ask the allocator to release memory", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) { c.w.OK() }},
 			{Name: "malloc-stats", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show allocator internal stats", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) {
 				c.w.BulkString("Stats not supported for the current allocator")
@@ -821,4 +822,69 @@ func mallocSize(n int64) int64 {
 	k := bits.Len64(uint64(n-1)) - 1
 	step := int64(1) << (k - 2)
 	return (n + step - 1) &^ (step - 1)
+}
+
+// memoryStatsCommand is MEMORY STATS: the fields and order of Redis 7.0's
+// reply, filled from the figures INFO memory reports. Per database, the
+// hash table overheads are estimated for Go's maps (a 16-byte key header,
+// an 8-byte value and a control byte per slot, at a 7/8 load).
+func memoryStatsCommand(c *Client, args [][]byte) {
+	s := c.srv
+	m := readMemory()
+	m.used = s.usedMemory(m.used) // no eviction here: this runs under the keyspace lock
+	type dbOverhead struct{ id, main, expires int64 }
+	var dbs []dbOverhead
+	var keys int64
+	slot := func(n int) int64 { return int64(n) * (16 + 8 + 1) * 8 / 7 }
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		db := s.ks.DB(i)
+		if n := db.Size(); n > 0 {
+			keys += int64(n)
+			dbs = append(dbs, dbOverhead{int64(i), slot(n), slot(db.Volatile())})
+		}
+	}
+	net := m.used // startup.allocated is 0, as INFO's used_memory_startup
+	dataset := m.used - min(m.used, m.overhead)
+	w := &c.w
+	w.Map(27 + len(dbs))
+	pair := func(k string, v int64) { w.BulkString(k); w.Int(v) }
+	pairF := func(k string, v float64) { w.BulkString(k); w.Double(v) }
+	pair("peak.allocated", int64(m.peak))
+	pair("total.allocated", int64(m.used))
+	pair("startup.allocated", 0)
+	pair("replication.backlog", 0)
+	pair("clients.slaves", 0)
+	pair("clients.normal", 0)
+	pair("cluster.links", 0)
+	pair("aof.buffer", 0)
+	pair("lua.caches", 0)
+	pair("functions.caches", 0)
+	for _, d := range dbs {
+		w.BulkString("db." + strconv.FormatInt(d.id, 10))
+		w.Map(3)
+		pair("overhead.hashtable.main", d.main)
+		pair("overhead.hashtable.expires", d.expires)
+		pair("overhead.hashtable.slot-to-keys", 0)
+	}
+	pair("overhead.total", int64(m.overhead))
+	pair("keys.count", keys)
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = int64(net) / keys
+	}
+	pair("keys.bytes-per-key", perKey)
+	pair("dataset.bytes", int64(dataset))
+	pairF("dataset.percentage", percent(dataset, net))
+	pairF("peak.percentage", percent(m.used, m.peak))
+	pair("allocator.allocated", int64(m.used))
+	pair("allocator.active", int64(m.heapInUse))
+	pair("allocator.resident", int64(m.total))
+	pairF("allocator-fragmentation.ratio", ratio(m.heapInUse, m.used))
+	pair("allocator-fragmentation.bytes", int64(m.heapInUse-min(m.heapInUse, m.used)))
+	pairF("allocator-rss.ratio", ratio(m.total, m.heapInUse))
+	pair("allocator-rss.bytes", int64(m.total)-int64(m.heapInUse))
+	pairF("rss-overhead.ratio", ratio(m.rss, m.total))
+	pair("rss-overhead.bytes", int64(m.rss)-int64(m.total))
+	pairF("fragmentation", ratio(m.rss, m.used))
+	pair("fragmentation.bytes", int64(m.rss)-int64(m.used))
 }

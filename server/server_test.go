@@ -225,3 +225,47 @@ func TestServerBinaryConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestMemoryStatsShape: MEMORY STATS has Redis 7.0's fields, in its order,
+// with the same reply types (the figures themselves are each server's).
+func TestMemoryStatsShape(t *testing.T) {
+	shape := func(addr, proto string) []string {
+		c := redistest.Dial(t, addr)
+		if _, err := c.Do("HELLO", proto); err != nil {
+			t.Fatal(err)
+		}
+		c.Do("SET", "foo", "bar")
+		c.Do("SET", "e", "x", "EX", "100")
+		r, err := c.Do("MEMORY", "STATS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Keep field names and each value's type byte; drop the numbers.
+		var out []string
+		lines := strings.Split(r, "\r\n")
+		for i := 0; i < len(lines); i++ {
+			l := lines[i]
+			switch {
+			case l == "":
+			case l[0] == '$':
+				i++
+				if _, err := strconv.ParseFloat(lines[i], 64); err == nil {
+					out = append(out, "F") // a RESP2 double
+				} else {
+					out = append(out, lines[i])
+				}
+			default:
+				out = append(out, l[:1])
+			}
+		}
+		return out
+	}
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	for _, proto := range []string{"2", "3"} {
+		want, got := shape(raddr, proto), shape(saddr, proto)
+		if strings.Join(want, " ") != strings.Join(got, " ") {
+			t.Errorf("RESP%s MEMORY STATS\nredis:  %v\nsluice: %v", proto, want, got)
+		}
+	}
+}
