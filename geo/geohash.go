@@ -209,43 +209,31 @@ func StandardHash(score float64) ([]byte, bool) {
 	return buf, true
 }
 
-func moveX(h *Hash, d int) {
+// move steps h by d cells (-1, 0 or 1) along one coordinate: mask
+// selects that coordinate's interleaved bits (0xaa... longitude, 0x55...
+// latitude). The other coordinate's bits are set in the gaps first, so an
+// add or subtract carries across them, then cleared.
+func move(h *Hash, d int, mask uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - uint(h.Step)*2)
+	shift := 64 - uint(h.Step)*2
+	v := h.Bits & mask
+	other := h.Bits &^ mask
+	zz := ^mask >> shift
 	if d > 0 {
-		x += zz + 1
+		v += zz + 1
 	} else {
-		x |= zz
-		x -= zz + 1
+		v |= zz
+		v -= zz + 1
 	}
-	x &= 0xaaaaaaaaaaaaaaaa >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
-}
-
-func moveY(h *Hash, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.Step)*2)
-	if d > 0 {
-		y += zz + 1
-	} else {
-		y |= zz
-		y -= zz + 1
-	}
-	y &= 0x5555555555555555 >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
+	v &= mask >> shift
+	h.Bits = v | other
 }
 
 func moved(h Hash, dx, dy int) Hash {
-	moveX(&h, dx)
-	moveY(&h, dy)
+	move(&h, dx, 0xaaaaaaaaaaaaaaaa)
+	move(&h, dy, 0x5555555555555555)
 	return h
 }
 

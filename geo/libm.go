@@ -135,10 +135,9 @@ func reduce(x float64) (dd, int) {
 func sinR(r dd) dd { return ddMul(poly(&sinCoef, ddMul(r, r)), r) }
 func cosR(r dd) dd { return poly(&cosCoef, ddMul(r, r)) }
 
-// sinDD returns sin(x) in double-double for |x| < accurateLimit.
-func sinDD(x float64) dd {
-	r, q := reduce(x)
-	switch q {
+// sinQ returns sin(r + q·π/2) for the reduced argument r.
+func sinQ(r dd, q int) dd {
+	switch q & 3 {
 	case 0:
 		return sinR(r)
 	case 1:
@@ -150,19 +149,16 @@ func sinDD(x float64) dd {
 	}
 }
 
-// cosDD returns cos(x) in double-double for |x| < accurateLimit.
+// sinDD returns sin(x) in double-double for |x| < accurateLimit.
+func sinDD(x float64) dd {
+	r, q := reduce(x)
+	return sinQ(r, q)
+}
+
+// cosDD returns cos(x) = sin(x + π/2) in double-double for |x| < accurateLimit.
 func cosDD(x float64) dd {
 	r, q := reduce(x)
-	switch q {
-	case 0:
-		return cosR(r)
-	case 1:
-		return ddNeg(sinR(r))
-	case 2:
-		return ddNeg(cosR(r))
-	default:
-		return sinR(r)
-	}
+	return sinQ(r, q+1)
 }
 
 const accurateLimit = 1 << 30
