@@ -52,14 +52,7 @@ func TestGeoWakesBlocked(t *testing.T) {
 // empty result removes the destination.
 func TestGeoNotifications(t *testing.T) {
 	r, s := sortTargets(t, func(t *testing.T, addr string) []string {
-		p := redistest.Dial(t, addr)
-		sub := redistest.Dial(t, addr)
-		if rep, _ := p.Do("CONFIG", "SET", "notify-keyspace-events", "KEA"); rep != "+OK\r\n" {
-			t.Fatalf("CONFIG SET: %q", rep)
-		}
-		sub.Do("PSUBSCRIBE", "__key*__:*")
-		var out []string
-		for _, cmd := range [][]string{
+		return keyEvents(t, addr, [][]string{
 			{"GEOADD", "src", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"},
 			{"GEOADD", "src", "13.361389", "38.115556", "Palermo"},
 			{"GEOADD", "src", "XX", "CH", "13", "38", "Palermo"},
@@ -71,26 +64,7 @@ func TestGeoNotifications(t *testing.T) {
 			{"GEOSEARCHSTORE", "d2", "nosuch", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m"},
 			{"GEORADIUS", "nosuch", "0", "0", "1", "m", "STORE", "d1"},
 			{"GEOSEARCH", "src", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"},
-			{"SET", "end", "1"},
-		} {
-			rep, err := p.Do(cmd...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, rep)
-		}
-		sub.SetDeadline(time.Now().Add(5 * time.Second))
-		for {
-			rep, err := redistest.ReadReply(sub.R)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, rep)
-			if rep == sortEvent("__keyevent@0__:set", "end") {
-				break
-			}
-		}
-		return out
+		})
 	})
 	sortCompare(t, r, s)
 }

@@ -67,14 +67,7 @@ func TestSortStoreWakesBlocked(t *testing.T) {
 // is stored, del when an empty result removes the destination).
 func TestSortNotifications(t *testing.T) {
 	r, s := sortTargets(t, func(t *testing.T, addr string) []string {
-		p := redistest.Dial(t, addr)
-		sub := redistest.Dial(t, addr)
-		if rep, _ := p.Do("CONFIG", "SET", "notify-keyspace-events", "KEA"); rep != "+OK\r\n" {
-			t.Fatalf("CONFIG SET: %q", rep)
-		}
-		sub.Do("PSUBSCRIBE", "__key*__:*")
-		var out []string
-		for _, cmd := range [][]string{
+		return keyEvents(t, addr, [][]string{
 			{"RPUSH", "src", "b", "a"},
 			{"SORT", "src", "ALPHA", "STORE", "dst"},
 			{"SORT", "src", "ALPHA", "STORE", "dst"},
@@ -82,29 +75,40 @@ func TestSortNotifications(t *testing.T) {
 			{"SORT", "nosuch", "STORE", "dst"},
 			{"SORT", "src", "ALPHA", "LIMIT", "5", "1", "STORE", "dst"},
 			{"SORT_RO", "src", "ALPHA"},
-			{"SET", "end", "1"},
-		} {
-			rep, err := p.Do(cmd...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, rep)
-		}
-		// Read events up to the marker key's.
-		sub.SetDeadline(time.Now().Add(5 * time.Second))
-		for {
-			rep, err := redistest.ReadReply(sub.R)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, rep)
-			if rep == sortEvent("__keyevent@0__:set", "end") {
-				break
-			}
-		}
-		return out
+		})
 	})
 	sortCompare(t, r, s)
+}
+
+// keyEvents runs cmds on addr with every keyspace notification on and
+// returns their replies, then the events they caused (read up to a
+// marker SET's).
+func keyEvents(t *testing.T, addr string, cmds [][]string) []string {
+	p := redistest.Dial(t, addr)
+	sub := redistest.Dial(t, addr)
+	if rep, _ := p.Do("CONFIG", "SET", "notify-keyspace-events", "KEA"); rep != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", rep)
+	}
+	sub.Do("PSUBSCRIBE", "__key*__:*")
+	var out []string
+	for _, cmd := range append(cmds, []string{"SET", "end", "1"}) {
+		rep, err := p.Do(cmd...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rep)
+	}
+	sub.SetDeadline(time.Now().Add(5 * time.Second))
+	for {
+		rep, err := redistest.ReadReply(sub.R)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rep)
+		if rep == sortEvent("__keyevent@0__:set", "end") {
+			return out
+		}
+	}
 }
 
 func sortEvent(ch, msg string) string {
