@@ -97,6 +97,22 @@ func (c *Client) parseTimeout(b []byte) (int64, bool) {
 	return int64(ms) + store.Now(), true
 }
 
+// parseTimeoutMs parses a timeout in milliseconds (CLIENT PAUSE, WAIT),
+// replying with Redis's errors (getTimeoutFromObjectOrReply with
+// UNIT_MILLISECONDS) when it is not an integer or negative.
+func (c *Client) parseTimeoutMs(b []byte) (int64, bool) {
+	ms, ok := resp.ParseInt(b)
+	if !ok {
+		c.w.Error("ERR timeout is not an integer or out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		c.w.Error(errTimeoutNeg)
+		return 0, false
+	}
+	return ms, true
+}
+
 // parseTimeoutFloat parses like Redis's string2ld: no spaces, no trailing
 // bytes, no NaN.
 func parseTimeoutFloat(b []byte) (float64, bool) {

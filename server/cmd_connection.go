@@ -400,13 +400,8 @@ func clientPauseCmd(c *Client, args [][]byte) {
 			return
 		}
 	}
-	ms, ok := resp.ParseInt(args[2])
+	ms, ok := c.parseTimeoutMs(args[2])
 	if !ok {
-		c.w.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		c.w.Error(errTimeoutNeg)
 		return
 	}
 	end := int64(0) // 0: already over (Redis adds the time only to a positive timeout)

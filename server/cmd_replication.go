@@ -24,13 +24,8 @@ func waitCommand(c *Client, args [][]byte) {
 		c.w.Error(errNotInt)
 		return
 	}
-	timeout, ok := resp.ParseInt(args[2])
+	timeout, ok := c.parseTimeoutMs(args[2])
 	if !ok {
-		c.w.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if timeout < 0 {
-		c.w.Error(errTimeoutNeg)
 		return
 	}
 	if numreplicas <= 0 || !c.canBlock() {
@@ -41,6 +36,5 @@ func waitCommand(c *Client, args [][]byte) {
 	if now := store.Now(); timeout > 0 && timeout <= math.MaxInt64-now {
 		deadline = now + timeout
 	} // a timeout past the end of time waits forever, as in Redis 7.0
-
 	c.blockWith(nil, blockList, deadline, nil, []byte(":0\r\n"))
 }
