@@ -358,14 +358,7 @@ func (s *Server) serveReadyKeys() {
 			b.removeLocked(w)
 			w.unblockStats(rw.Buf)
 			w.c.deliver(rw.Buf)
-			if trk != nil {
-				// The client is blocked, so its own goroutine leaves
-				// pending alone until unblock.
-				for _, k := range trk.pending {
-					s.sendTracking(w.c, nil, keyArray(k))
-				}
-				trk.pending = trk.pending[:0]
-			}
+			w.c.trackSendPending(nil) // after the reply
 			w.c.unblock()
 		}
 	}

@@ -418,8 +418,9 @@ func (c *Client) trackEnd(cmd *Command, args [][]byte) {
 	s := c.srv
 	t := &s.tracking
 	if cmd.flags&flagReadonly != 0 && cmd.flags&flagPubSub == 0 && !isReadOnlyScriptCall(cmd) {
-		c.trackRemember(cmd, args)
-		s.trackingLimitKeys()
+		if c.trackRemember(cmd, args) {
+			s.trackingLimitKeys()
+		}
 	}
 	if !c.inExec && !c.fromScript {
 		t.mu.Lock()
@@ -452,36 +453,38 @@ func (c *Client) trackScriptRead(cmd *Command, args [][]byte) {
 	if cmd.flags&flagReadonly == 0 || cmd.flags&flagPubSub != 0 {
 		return
 	}
-	if run := c.srv.lua.cur; run != nil && run.caller != nil && run.caller.trk != nil {
-		run.caller.trackRememberKeys(run.keys)
+	if run := c.srv.lua.cur; run != nil && run.caller != nil && run.caller.trk != nil && run.caller.trackRememberKeys(run.keys) {
+		c.srv.trackingLimitKeys()
 	}
 }
 
 // trackRemember adds the keys of a read-only command to the tracking table
-// for c (Redis's trackingRememberKeys).
-func (c *Client) trackRemember(cmd *Command, args [][]byte) {
+// for c (Redis's trackingRememberKeys). It reports whether the table is
+// now over tracking-table-max-keys.
+func (c *Client) trackRemember(cmd *Command, args [][]byte) bool {
 	if c.trk == nil {
-		return
+		return false
 	}
-	pos := safeKeyPositions(cmd, args)
-	keys := make([][]byte, len(pos))
-	for i, p := range pos {
-		keys[i] = args[p]
+	var buf [4][]byte
+	keys := buf[:0]
+	for _, p := range safeKeyPositions(cmd, args) {
+		keys = append(keys, args[p])
 	}
-	c.trackRememberKeys(keys)
+	return c.trackRememberKeys(keys)
 }
 
-// trackRememberKeys adds keys to the tracking table for c.
-func (c *Client) trackRememberKeys(keys [][]byte) {
+// trackRememberKeys adds keys to the tracking table for c and reports
+// whether the table is now over tracking-table-max-keys.
+func (c *Client) trackRememberKeys(keys [][]byte) bool {
 	ts := c.trk
 	if ts == nil || len(keys) == 0 {
-		return
+		return false
 	}
 	t := &c.srv.tracking
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !ts.on || ts.bcast || (ts.optin && !ts.caching) || (ts.optout && ts.caching) {
-		return
+		return false
 	}
 	for _, k := range keys {
 		if t.keys == nil {
@@ -498,24 +501,34 @@ func (c *Client) trackRememberKeys(keys [][]byte) {
 		}
 	}
 	t.updateLive()
+	maxKeys := c.srv.cfg.trackingMaxKeys.Load()
+	return maxKeys > 0 && int64(len(t.keys)) > maxKeys
 }
 
 // trackFlushPending sends the invalidations c's own command caused, after
 // its reply, then the BCAST invalidations collected meanwhile.
 func (c *Client) trackFlushPending() {
-	ts := c.trk
-	if ts != nil && (ts.pendingNull || len(ts.pending) > 0) {
-		if ts.pendingNull {
-			c.srv.sendTracking(c, c, nullFor(c.w.Proto))
-		}
-		for _, k := range ts.pending {
-			c.srv.sendTracking(c, c, keyArray(k))
-		}
-		ts.pending, ts.pendingNull = ts.pending[:0], false
-	}
+	c.trackSendPending(c)
 	if c.srv.tracking.bcastQueued.Load() {
 		c.srv.trackingBroadcast(c)
 	}
+}
+
+// trackSendPending sends the invalidations queued for c's own changes.
+// self is the client whose goroutine this is (c, or nil when another
+// goroutine serves c, which is then blocked and leaves pending alone).
+func (c *Client) trackSendPending(self *Client) {
+	ts := c.trk
+	if ts == nil || !ts.pendingNull && len(ts.pending) == 0 {
+		return
+	}
+	if ts.pendingNull {
+		c.srv.sendTracking(c, self, nullFor(c.w.Proto))
+	}
+	for _, k := range ts.pending {
+		c.srv.sendTracking(c, self, keyArray(k))
+	}
+	ts.pending, ts.pendingNull = ts.pending[:0], false
 }
 
 func keyArray(keys ...string) []byte {
