@@ -368,13 +368,7 @@ func (c *Client) noReplicas(cmd *Command) bool {
 	if !c.srv.replicasMissing() {
 		return false
 	}
-	write := cmd.flags&flagWrite != 0
-	if cmd.Name == "exec" && c.tx != nil {
-		for _, q := range c.tx.names {
-			write = write || q.flags&flagWrite != 0
-		}
-	}
-	if !write {
+	if cmd.flags&flagWrite == 0 && (cmd.Name != "exec" || !c.txQueued(flagWrite)) {
 		return false
 	}
 	c.rejectCmd(cmd, errNoReplicas)

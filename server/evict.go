@@ -433,13 +433,7 @@ func (c *Client) oomCheck(cmd *Command, args [][]byte) bool {
 	case "eval", "evalsha":
 		reject = c.srv.scriptDenyOOM(cmd.Name, args)
 	case "exec":
-		if c.tx != nil {
-			for _, q := range c.tx.names {
-				if q.flags&flagDenyOOM != 0 {
-					reject = true
-				}
-			}
-		}
+		reject = c.txQueued(flagDenyOOM)
 	case "discard", "quit", "reset":
 	default:
 		if c.tx != nil {

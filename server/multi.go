@@ -86,6 +86,20 @@ func execCommand(c *Client, args [][]byte) {
 	ks.Lock.RUnlock(c.slot)
 }
 
+// txQueued reports whether a command queued in c's transaction has flag
+// f (Redis's mstate.cmd_flags): EXEC is refused for what it would run.
+func (c *Client) txQueued(f cmdFlag) bool {
+	if c.tx == nil {
+		return false
+	}
+	for _, q := range c.tx.names {
+		if q.flags&f != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // txNeedsAll reports whether the queued transaction must run with the
 // keyspace exclusively locked.
 func (c *Client) txNeedsAll() bool {
