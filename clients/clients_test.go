@@ -71,18 +71,22 @@ func runScript(t *testing.T, env []string, prog, script, addr string) {
 	t.Logf("%s", out)
 }
 
+// runScriptOnBoth runs script against Sluice and against redis-server, the
+// second to show that the script's expectations are Redis's.
+func runScriptOnBoth(t *testing.T, env []string, prog, script string) {
+	t.Run("sluice", func(t *testing.T) {
+		_, addr := redistest.StartSluice(t)
+		runScript(t, env, prog, script, addr)
+	})
+	t.Run("redis", func(t *testing.T) {
+		runScript(t, env, prog, script, redistest.StartRedis(t))
+	})
+}
+
 // TestRedisPy runs tests/python/test_redispy.py (redis-py: transactional
 // pipelines, WATCH with transaction(), pub/sub, RESP3) against Sluice, and
 // against redis-server to show the script's expectations are Redis's.
 func TestRedisPy(t *testing.T) {
 	py := requirePython(t)
-	script := scriptPath(t, "python", "test_redispy.py")
-	t.Run("sluice", func(t *testing.T) {
-		_, addr := redistest.StartSluice(t)
-		runScript(t, nil, py, script, addr)
-	})
-	t.Run("redis", func(t *testing.T) {
-		addr := redistest.StartRedis(t)
-		runScript(t, nil, py, script, addr)
-	})
+	runScriptOnBoth(t, nil, py, scriptPath(t, "python", "test_redispy.py"))
 }

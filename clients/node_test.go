@@ -5,8 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/sluicedb/sluice/internal/redistest"
 )
 
 // nodeModules is where scripts/ensure-redis.sh installs node-redis:
@@ -49,14 +47,5 @@ func requireNode(t *testing.T) (string, string) {
 // against redis-server.
 func TestNodeRedis(t *testing.T) {
 	node, mods := requireNode(t)
-	script := scriptPath(t, "node", "test_noderedis.js")
-	env := []string{"NODE_PATH=" + mods}
-	t.Run("sluice", func(t *testing.T) {
-		_, addr := redistest.StartSluice(t)
-		runScript(t, env, node, script, addr)
-	})
-	t.Run("redis", func(t *testing.T) {
-		addr := redistest.StartRedis(t)
-		runScript(t, env, node, script, addr)
-	})
+	runScriptOnBoth(t, []string{"NODE_PATH=" + mods}, node, scriptPath(t, "node", "test_noderedis.js"))
 }
