@@ -419,11 +419,9 @@ func (c *Client) oomCheck(cmd *Command, args [][]byte) bool {
 		return true // inside a long script: no eviction (isInsideYieldingLongCommand)
 	}
 	oom := srv.performEvictions(c.slot, c) == evictFail
-	if trk := c.trk; trk != nil && (len(trk.pending) > 0 || trk.pendingNull) {
-		// Keys this client tracked were evicted for its command: it is
-		// told before the command's reply, as Redis does.
-		c.trackFlushPending()
-	}
+	// Keys this client tracked that were evicted for its command: it is
+	// told before the command's reply, as Redis does.
+	c.trackSendPending(c)
 	c.preOOM = oom
 	if !oom {
 		return true
