@@ -11,7 +11,6 @@ import (
 // string keys under the exclusive lock.
 func BenchmarkSnapshot1M(b *testing.B) {
 	cfg := NewConfig()
-	cfg.Set("save", "")
 	s := New(cfg)
 	db := s.ks.DB(0)
 	s.ks.Lock.Lock()
@@ -27,7 +26,6 @@ func BenchmarkSnapshot1M(b *testing.B) {
 // 100 elements each.
 func BenchmarkSnapshotCollections(b *testing.B) {
 	cfg := NewConfig()
-	cfg.Set("save", "")
 	s := New(cfg)
 	c := s.newClient(s.goSlot, "", "", false, nil)
 	for i := range 10000 {

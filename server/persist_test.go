@@ -146,7 +146,6 @@ func startLoaded(t *testing.T, directives ...string) (*server.Server, string, er
 	t.Helper()
 	cfg := server.NewConfig()
 	cfg.Set("port", "0")
-	cfg.Set("save", "")
 	for i := 0; i+1 < len(directives); i += 2 {
 		if err := cfg.Set(directives[i], directives[i+1]); err != nil {
 			t.Fatal(err)

@@ -48,11 +48,6 @@ func Run(opts ...Option) (*Server, error) {
 	if err := cfg.Set("bind", "127.0.0.1"); err != nil {
 		return nil, err
 	}
-	// Embedded servers write no files unless asked (SAVE, BGSAVE,
-	// SHUTDOWN SAVE, or a "save" option): no automatic snapshots.
-	if err := cfg.Set("save", ""); err != nil {
-		return nil, err
-	}
 	for _, o := range opts {
 		if err := o(cfg); err != nil {
 			return nil, err

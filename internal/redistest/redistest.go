@@ -24,7 +24,6 @@ func StartSluice(tb testing.TB, directives ...string) (*server.Server, string) {
 	tb.Helper()
 	cfg := server.NewConfig()
 	cfg.Set("port", "0")
-	cfg.Set("save", "") // as StartRedis: no automatic snapshots
 	for i := 0; i+1 < len(directives); i += 2 {
 		if err := cfg.Set(directives[i], directives[i+1]); err != nil {
 			tb.Fatalf("config %s: %v", directives[i], err)
