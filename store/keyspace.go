@@ -140,7 +140,7 @@ func LRUClock() uint32 { return lruClock.Load() }
 
 // LockShard locks the shard of key. Callers that lock several shards lock
 // them in ascending index order (see ShardSet).
-func (db *DB) LockShard(i int)   { db.shards[i].mu.Lock() }
+func (db *DB) LockShard(i int)   { lockSpin(&db.shards[i].mu) }
 func (db *DB) UnlockShard(i int) { db.shards[i].mu.Unlock() }
 
 func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
@@ -417,7 +417,7 @@ func (s *ShardSet) Lock(db *DB) {
 	for w, word := range s {
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
-			db.shards[w<<6|b].mu.Lock()
+			lockSpin(&db.shards[w<<6|b].mu)
 			word &= word - 1
 		}
 	}
