@@ -201,9 +201,18 @@ func (z *ZSet) locate(score float64, m string) (int, int, bool) {
 
 func (z *ZSet) removeAt(li, pos int) {
 	lf := z.leaves[li]
-	copy(lf.items[pos:], lf.items[pos+1:])
-	lf.items[len(lf.items)-1] = ZItem{}
-	lf.items = lf.items[:len(lf.items)-1]
+	if pos < len(lf.items)/2 {
+		// Move the shorter side: the items before pos shift up by one and
+		// the leaf starts one further on, so popping the lowest member
+		// (ZPOPMIN) moves nothing.
+		copy(lf.items[1:pos+1], lf.items[:pos])
+		lf.items[0] = ZItem{}
+		lf.items = lf.items[1:]
+	} else {
+		copy(lf.items[pos:], lf.items[pos+1:])
+		lf.items[len(lf.items)-1] = ZItem{}
+		lf.items = lf.items[:len(lf.items)-1]
+	}
 	z.n--
 	if len(lf.items) == 0 {
 		copy(z.leaves[li:], z.leaves[li+1:])
@@ -315,10 +324,11 @@ func (z *ZSet) Search(pred func(it *ZItem) bool) int {
 }
 
 // DeleteRange removes ranks start..stop (inclusive, valid) and returns the
-// removed members through fn (may be nil).
+// removed members through fn (may be nil). A range is cut out of each leaf
+// it covers at once, and the leaf index is rebuilt once.
 func (z *ZSet) DeleteRange(start, stop int, fn func(it ZItem)) {
-	for k := stop - start + 1; k > 0; k-- {
-		li, off := z.findRank(start)
+	li, off := z.findRank(start)
+	if start == stop {
 		it := z.leaves[li].items[off]
 		if fn != nil {
 			fn(it)
@@ -327,7 +337,38 @@ func (z *ZSet) DeleteRange(start, stop int, fn func(it ZItem)) {
 		if z.m != nil {
 			delete(z.m, it.Member)
 		}
+		return
 	}
+	first := li
+	for k := stop - start + 1; k > 0; li, off = li+1, 0 {
+		lf := z.leaves[li]
+		end := min(len(lf.items), off+k)
+		for _, it := range lf.items[off:end] {
+			if fn != nil {
+				fn(it)
+			}
+			if z.m != nil {
+				delete(z.m, it.Member)
+			}
+		}
+		n := copy(lf.items[off:], lf.items[end:])
+		clear(lf.items[off+n:])
+		lf.items = lf.items[:off+n]
+		k -= end - off
+		z.n -= end - off
+	}
+	// Drop the leaves the range emptied.
+	j := first
+	for i := first; i < li; i++ {
+		if len(z.leaves[i].items) > 0 {
+			z.leaves[j] = z.leaves[i]
+			j++
+		}
+	}
+	n := copy(z.leaves[j:], z.leaves[li:])
+	clear(z.leaves[j+n:])
+	z.leaves = z.leaves[:j+n]
+	z.rebuildFen()
 }
 
 // Clone returns a deep copy (members are immutable strings and are shared).
