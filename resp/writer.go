@@ -220,63 +220,18 @@ func AppendDouble(b []byte, f float64) []byte {
 	return appendG17(b, f)
 }
 
-// appendG17 mimics C's printf("%.17g").
+// appendG17 is C's printf("%.17g"). strconv's 'g' format with a
+// precision follows the same rules: the exponent form when the exponent is
+// below -4 or at least the precision, trailing zeros removed, and at least
+// two exponent digits.
 func appendG17(b []byte, f float64) []byte {
-	if f == 0 {
-		if math.Signbit(f) {
+	if f == math.Trunc(f) && f > -1<<53 && f < 1<<53 {
+		// An integer (the usual score: a count, a timestamp) has at most
+		// 16 digits here, all exact, which %.17g prints as they are.
+		if f == 0 && math.Signbit(f) {
 			return append(b, "-0"...)
 		}
-		return append(b, '0')
+		return strconv.AppendInt(b, int64(f), 10)
 	}
-	// %.17g: exponent form when exp < -4 or exp >= 17.
-	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], f, 'e', 16, 64)
-	// parse exponent
-	ei := 0
-	for i := len(e) - 1; i >= 0; i-- {
-		if e[i] == 'e' {
-			ei = i
-			break
-		}
-	}
-	exp, _ := strconv.Atoi(string(e[ei+1:]))
-	if exp < -4 || exp >= 17 {
-		mant := trimZeros(e[:ei])
-		b = append(b, mant...)
-		b = append(b, 'e')
-		if exp < 0 {
-			b = append(b, '-')
-			exp = -exp
-		} else {
-			b = append(b, '+')
-		}
-		if exp < 10 {
-			b = append(b, '0')
-		}
-		return strconv.AppendInt(b, int64(exp), 10)
-	}
-	prec := 16 - exp
-	s := strconv.AppendFloat(tmp[:0], f, 'f', prec, 64)
-	return append(b, trimZeros(s)...)
-}
-
-func trimZeros(s []byte) []byte {
-	dot := -1
-	for i, c := range s {
-		if c == '.' {
-			dot = i
-			break
-		}
-	}
-	if dot < 0 {
-		return s
-	}
-	i := len(s)
-	for i > dot+1 && s[i-1] == '0' {
-		i--
-	}
-	if i == dot+1 {
-		i = dot
-	}
-	return s[:i]
+	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }

@@ -179,6 +179,8 @@ func TestAppendDoubleRandom(t *testing.T) {
 		check(math.Float64frombits(r.Uint64()))                                      // any bit pattern
 		check(float64(r.Int63n(1<<54)-1<<53) * math.Pow(10, float64(r.Intn(50)-25))) // decimal-ish
 		check(math.Round(r.Float64()*1e6) / 100)                                     // money-like
+		check(float64(r.Int63n(1<<56) - 1<<55))                                      // integers, past 2^53 too
+		check(float64(r.Int63n(1 << 20)))                                            // small integers
 	}
 	// Around the fixed/exponent switch points (1e17 and 1e-4) and powers of
 	// ten, one ulp either side.
@@ -190,7 +192,8 @@ func TestAppendDoubleRandom(t *testing.T) {
 		}
 	}
 	for _, v := range []float64{0, math.Copysign(0, -1), math.MaxFloat64, math.SmallestNonzeroFloat64,
-		-math.MaxFloat64, 2.2250738585072014e-308, 1 << 53, 1<<53 + 2, math.Inf(1), math.Inf(-1)} {
+		-math.MaxFloat64, 2.2250738585072014e-308, 1 << 53, 1<<53 + 2, 1<<53 - 1, -(1<<53 - 1), -1 << 53,
+		1e15, 1e16, 1e17, 99999999999999990, math.Inf(1), math.Inf(-1)} {
 		check(v)
 	}
 }
@@ -241,9 +244,16 @@ func BenchmarkWriterBulk(b *testing.B) {
 }
 
 func BenchmarkAppendDouble(b *testing.B) {
-	var buf []byte
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		buf = AppendDouble(buf[:0], 3.141592653589793)
+	for _, bc := range []struct {
+		name string
+		v    float64
+	}{{"fraction", 3.141592653589793}, {"integer", 1732406400}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var buf []byte
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				buf = AppendDouble(buf[:0], bc.v)
+			}
+		})
 	}
 }
