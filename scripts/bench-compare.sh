@@ -3,7 +3,7 @@
 #
 # Builds bin/sluice-server from this tree, starts it and redis-server on
 # free local ports, and runs the same redis-benchmark suites against both in
-# interleaved rounds (redis, sluice, redis, sluice, ...):
+# interleaved rounds:
 #
 #   set/get P1     -c 50 -t set,get -r 100000 -n 200000
 #   set/get P16    -c 50 -t set,get -r 100000 -n 2000000 -P 16
@@ -14,6 +14,15 @@
 #   types P1       -c 50 -r 100000 -n 100000 -t lpush,rpush,lpop,rpop,sadd,
 #                  hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
 #   types P16      the same with -P 16 and -n 400000
+#
+# Within a round each test runs against one server and then at once against
+# the other, and the first server alternates from round to round, so that
+# both meet the machine in the same state (a shared VM's load comes and
+# goes over seconds). The tests run one redis-benchmark each, in the suite's
+# order, so each server goes through the same sequence of states as under
+# one redis-benchmark -t LIST (LRANGE_100 and LRANGE_600 run together, with
+# the LPUSH redis-benchmark runs for them first). --interleave suite runs a
+# whole suite per redis-benchmark instead (redis, sluice, redis, ...).
 #
 # It prints, as Markdown tables, the median requests/s and p99 latency of
 # each test for both servers with the ratio sluice/redis, and the server CPU
@@ -36,6 +45,7 @@
 #   --sluice-bin PATH  run this sluice-server binary instead of building one
 #                (machines without Go: build it with CGO_ENABLED=0 elsewhere)
 #   --redis-args "ARGS"  extra redis-server arguments, e.g. "--io-threads 4"
+#   --interleave test|suite  what one redis-benchmark run covers (default test)
 # The machine's noise shows in the numbers: compare ratios from the same run.
 set -euo pipefail
 
@@ -51,6 +61,7 @@ CLIENT_CPUS=
 SLUICE_BIN=
 REDIS_ARGS=
 SUITE=setget
+INTERLEAVE=test
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
@@ -61,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--keys=*) KEYS=${1#*=}; shift ;;
 	--clients) CLIENTS=$2; shift 2 ;;
 	--suite) SUITE=$2; shift 2 ;;
+	--interleave) INTERLEAVE=$2; shift 2 ;;
 	--threads) BTHREADS=$2; shift 2 ;;
 	--server-cpus) SERVER_CPUS=$2; shift 2 ;;
 	--client-cpus) CLIENT_CPUS=$2; shift 2 ;;
@@ -73,6 +85,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$ROUNDS" in ''|*[!0-9]*|0) echo "--rounds must be a positive integer" >&2; exit 2 ;; esac
+case "$INTERLEAVE" in test|suite) ;; *) echo "--interleave must be test or suite" >&2; exit 2 ;; esac
 
 NEED=(redis-server redis-benchmark redis-cli awk timeout)
 [ -z "$SLUICE_BIN" ] && NEED+=(go)
@@ -185,7 +198,7 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { v = int(n * s); if (v < 1000) v = 1000; print v }'; }
 
 # results.tsv: suite, test, server, round, rps, p99 ms
-# cpu.tsv:     suite, server, round, CPU microseconds per request
+# cpu.tsv:     suite, server, round, CPU clock ticks, requests
 : >"$WORK/results.tsv"
 : >"$WORK/cpu.tsv"
 
@@ -209,8 +222,7 @@ run_one() { # suite server port pid round requests-per-test benchmark-args...
 		printf '%s\n' "$out" >&2
 		exit 1
 	fi
-	awk -v d=$((after - before)) -v hz="$HZ" -v n="$n" -v t="$ntests" -v suite="$suite" -v server="$server" -v round="$round" \
-		'BEGIN { printf "%s\t%s\t%s\t%.3f\n", suite, server, round, d * 1e6 / hz / (n * t) }' >>"$WORK/cpu.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$suite" "$server" "$round" $((after - before)) $((n * ntests)) >>"$WORK/cpu.tsv"
 	printf '  %-12s %-7s round %s: %s\n' "$suite" "$server" "$round" \
 		"$(printf '%s\n' "$out" | awk -F'"' '$2 != "" && $2 != "test" { printf "%s %s rps  ", $2, $4 }')" >&2
 }
@@ -221,30 +233,45 @@ if [ "$THROUGHPUT" = 1 ]; then
 	echo "redis-server pid $REDIS_PID port $REDIS_PORT; sluice-server pid $SLUICE_PID port $SLUICE_PORT; $ROUNDS round(s)" >&2
 	N1=$(scaled 200000)
 	N16=$(scaled 2000000)
+	# name|requests per test|tests|other redis-benchmark arguments
 	case "$SUITE" in
 	setget)
 		SUITES=(
-			"set/get P1|$N1|-c $CLIENTS -t set,get -r 100000 -P 1"
-			"set/get P16|$N16|-c $CLIENTS -t set,get -r 100000 -P 16"
-			"set/get 1KB|$N1|-c $CLIENTS -t set,get -r 100000 -d 1024"
+			"set/get P1|$N1|set,get|-c $CLIENTS -r 100000 -P 1"
+			"set/get P16|$N16|set,get|-c $CLIENTS -r 100000 -P 16"
+			"set/get 1KB|$N1|set,get|-c $CLIENTS -r 100000 -d 1024"
 		)
 		;;
 	types)
 		TYPES=lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
 		SUITES=(
-			"types P1|$(scaled 100000)|-c $CLIENTS -t $TYPES -r 100000 -P 1"
-			"types P16|$(scaled 400000)|-c $CLIENTS -t $TYPES -r 100000 -P 16"
+			"types P1|$(scaled 100000)|$TYPES|-c $CLIENTS -r 100000 -P 1"
+			"types P16|$(scaled 400000)|$TYPES|-c $CLIENTS -r 100000 -P 16"
 		)
 		;;
 	*) echo "--suite must be setget or types" >&2; exit 2 ;;
 	esac
 	for round in $(seq 1 "$ROUNDS"); do
+		order=(redis sluice)
+		if [ "$INTERLEAVE" = test ] && [ $((round % 2)) = 0 ]; then order=(sluice redis); fi
 		for s in "${SUITES[@]}"; do
-			IFS='|' read -r suite n args <<<"$s"
-			# shellcheck disable=SC2086 # args is a word list
-			run_one "$suite" redis "$REDIS_PORT" "$REDIS_PID" "$round" "$n" $args
-			# shellcheck disable=SC2086
-			run_one "$suite" sluice "$SLUICE_PORT" "$SLUICE_PID" "$round" "$n" $args
+			IFS='|' read -r suite n tests args <<<"$s"
+			if [ "$INTERLEAVE" = test ]; then
+				# one group per test; the LRANGE tests share their LPUSH
+				groups=$(printf '%s\n' "${tests//,/ }" | tr ' ' '\n' | awk '
+					/^lrange/ { lr = lr (lr ? "," : "") $0; next }
+					{ if (lr) { print lr; lr = "" } print }
+					END { if (lr) print lr }')
+			else
+				groups=$tests
+			fi
+			for g in $groups; do
+				for server in "${order[@]}"; do
+					if [ "$server" = redis ]; then port=$REDIS_PORT pid=$REDIS_PID; else port=$SLUICE_PORT pid=$SLUICE_PID; fi
+					# shellcheck disable=SC2086 # args is a word list
+					run_one "$suite" "$server" "$port" "$pid" "$round" "$n" -t "$g" $args
+				done
+			done
 		done
 	done
 	stop_server "$SLUICE_PID"
@@ -288,14 +315,19 @@ if [ "$THROUGHPUT" = 1 ]; then
 		}
 		{
 			if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 }
-			cpu[$1, $2] = cpu[$1, $2] " " $4
+			if (!(($1, $2, $3) in ticks)) runs[$1, $2] = runs[$1, $2] " " $3
+			ticks[$1, $2, $3] += $4; reqs[$1, $2, $3] += $5
 		}
 		END {
+			for (key in runs) {
+				split(key, f, SUBSEP); n = split(runs[key], r, " ")
+				for (j = 1; j <= n; j++) cpu[key] = cpu[key] " " ticks[f[1], f[2], r[j]] * 1e6 / hz / reqs[f[1], f[2], r[j]]
+			}
 			for (i = 1; i <= k; i++) {
 				s = order[i]; cr = median(cpu[s, "redis"]); cs = median(cpu[s, "sluice"])
 				printf "| %s | %.2f | %.2f | %s |\n", s, cr, cs, (cr > 0 ? sprintf("%.2f", cs / cr) : "-")
 			}
-		}' "$WORK/cpu.tsv"
+		}' hz="$HZ" "$WORK/cpu.tsv"
 	echo
 	echo "(CPU per request is measured with $HZ ticks/s resolution; the Sluice figure includes its Go runtime threads.)"
 fi
