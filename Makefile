@@ -2,7 +2,7 @@ GO ?= go
 # Extra arguments for scripts/bench-compare.sh, e.g. make bench-compare BENCH_ARGS="--rounds 5 --mem"
 BENCH_ARGS ?=
 
-.PHONY: build run test test-race bench bench-compare bench-setget bench-types bench-mem fuzz fuzz-smoke lint ci
+.PHONY: build run test test-race bench bench-compare bench-setget bench-types bench-mem bench-mem-types fuzz fuzz-smoke lint ci
 
 build:
 	$(GO) build -o bin/sluice-server ./cmd/sluice-server
@@ -36,6 +36,11 @@ bench-types:
 # RSS of 1,000,000 keys with 64-byte values in each server.
 bench-mem:
 	scripts/bench-compare.sh --mem-only $(BENCH_ARGS)
+
+# Issue 3's memory check: bytes per member of a 1,000,000-member hash, set
+# and sorted set in each server.
+bench-mem-types:
+	scripts/bench-compare.sh --mem-types $(BENCH_ARGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 60s ./resp/

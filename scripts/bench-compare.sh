@@ -34,6 +34,8 @@
 #   --rounds N   rounds of each suite (default 3, or $BENCH_ROUNDS)
 #   --mem        also run the 1M-key memory comparison
 #   --mem-only   only the memory comparison
+#   --mem-types  only issue 3's: a hash, a set and a sorted set of --keys
+#                members each, bytes per member in each server
 #   --scale F    multiply request counts by F (e.g. 0.25 for a quick look)
 #   --keys N     keys for the memory comparison (default 1000000)
 #   --suite S    setget (default) or types
@@ -53,6 +55,7 @@ ROUNDS=${BENCH_ROUNDS:-3}
 SCALE=1
 THROUGHPUT=1
 MEM=0
+MEMTYPES=0
 KEYS=1000000
 CLIENTS=50
 BTHREADS=
@@ -80,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--redis-args) REDIS_ARGS=$2; shift 2 ;;
 	--mem) MEM=1; shift ;;
 	--mem-only) MEM=1; THROUGHPUT=0; shift ;;
+	--mem-types) MEMTYPES=1; THROUGHPUT=0; shift ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -373,4 +377,38 @@ if [ "$MEM" = 1 ]; then
 	done
 	# shellcheck disable=SC2154 # set by eval above
 	awk -v r="$RSS_redis" -v s="$RSS_sluice" 'BEGIN { printf "\nRSS ratio sluice/redis: %.2f\n", s / r }'
+fi
+
+if [ "$MEMTYPES" = 1 ]; then
+	echo
+	echo "### Memory: one hash, set and sorted set of $KEYS members each (VmRSS growth per member)"
+	echo
+	echo "| type | redis bytes/member | sluice bytes/member | sluice/redis |"
+	echo "|---|---:|---:|---:|"
+	for typ in hash set zset; do
+		awk -v n="$KEYS" -v t="$typ" 'BEGIN {
+			for (i = 0; i < n; i++) {
+				m = sprintf("member:%d", i)
+				if (t == "hash") printf "*4\r\n$4\r\nHSET\r\n$6\r\nmyhash\r\n$%d\r\n%s\r\n$%d\r\nvalue:%d\r\n", length(m), m, length(sprintf("value:%d", i)), i
+				else if (t == "set") printf "*3\r\n$4\r\nSADD\r\n$5\r\nmyset\r\n$%d\r\n%s\r\n", length(m), m
+				else printf "*4\r\n$4\r\nZADD\r\n$6\r\nmyzset\r\n$%d\r\n%d\r\n$%d\r\n%s\r\n", length(sprintf("%d", i)), i, length(m), m
+			}
+		}' >"$WORK/load.resp"
+		for name in redis sluice; do
+			start_server "$name"
+			if [ "$name" = redis ]; then port=$REDIS_PORT pid=$REDIS_PID; else port=$SLUICE_PORT pid=$SLUICE_PID; fi
+			before=$(rss_kb "$pid")
+			out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" 2>&1)
+			if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
+				echo "loading $typ into $name failed: $out" >&2
+				exit 1
+			fi
+			sleep 1
+			after=$(rss_kb "$pid")
+			eval "PER_$name=$(awk -v b="$before" -v a="$after" -v k="$KEYS" 'BEGIN { printf "%.1f", (a - b) * 1024 / k }')"
+			stop_server "$pid"
+		done
+		# shellcheck disable=SC2154 # set by eval above
+		awk -v t="$typ" -v r="$PER_redis" -v s="$PER_sluice" 'BEGIN { printf "| %s | %.1f | %.1f | %.2f |\n", t, r, s, s / r }'
+	done
 fi
