@@ -199,6 +199,15 @@ cpu_ticks() { # pid: utime+stime in clock ticks (fields 14 and 15; comm may hold
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+pipe_load() { # port what: sends $WORK/load.resp with redis-cli --pipe; every reply must be a success
+	local out
+	out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli -h 127.0.0.1 -p "$1" --pipe <"$WORK/load.resp" 2>&1)
+	if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
+		echo "loading $2 failed: $out" >&2
+		exit 1
+	fi
+}
+
 scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { v = int(n * s); if (v < 1000) v = 1000; print v }'; }
 
 # results.tsv: suite, test, server, round, rps, p99 ms
@@ -357,12 +366,8 @@ if [ "$MEM" = 1 ]; then
 		if [ "$name" = redis ]; then port=$REDIS_PORT pid=$REDIS_PID; else port=$SLUICE_PORT pid=$SLUICE_PID; fi
 		before=$(rss_kb "$pid")
 		t0=$(date +%s.%N)
-		out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" 2>&1)
+		pipe_load "$port" "$name"
 		t1=$(date +%s.%N)
-		if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
-			echo "loading $name failed: $out" >&2
-			exit 1
-		fi
 		got=$(timeout 10 redis-cli -h 127.0.0.1 -p "$port" get "$last")
 		if [ "$got" != "$lastval" ]; then
 			echo "$name: GET $last returned '$got'" >&2
@@ -398,11 +403,7 @@ if [ "$MEMTYPES" = 1 ]; then
 			start_server "$name"
 			if [ "$name" = redis ]; then port=$REDIS_PORT pid=$REDIS_PID; else port=$SLUICE_PORT pid=$SLUICE_PID; fi
 			before=$(rss_kb "$pid")
-			out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli -h 127.0.0.1 -p "$port" --pipe <"$WORK/load.resp" 2>&1)
-			if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
-				echo "loading $typ into $name failed: $out" >&2
-				exit 1
-			fi
+			pipe_load "$port" "$name ($typ)"
 			sleep 1
 			after=$(rss_kb "$pid")
 			eval "PER_$name=$(awk -v b="$before" -v a="$after" -v k="$KEYS" 'BEGIN { printf "%.1f", (a - b) * 1024 / k }')"
