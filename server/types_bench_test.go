@@ -64,3 +64,23 @@ func BenchmarkRedisBenchLRANGE100(b *testing.B) {
 		c.w.Buf = c.w.Buf[:0]
 	}
 }
+
+// BenchmarkRedisBenchZPOPMIN pops the lowest member of a 100,000-member
+// sorted set, refilling it (outside the timer) when it runs out.
+func BenchmarkRedisBenchZPOPMIN(b *testing.B) {
+	c := newBenchClient(b)
+	pop := encodeCmd("ZPOPMIN", "myzset")
+	b.ReportAllocs()
+	for done := 0; done < b.N; {
+		b.StopTimer()
+		for i := 0; i < 100000; i++ {
+			c.process(encodeCmd("ZADD", "myzset", strconv.Itoa(i), "element:"+strconv.Itoa(i)))
+			c.w.Buf = c.w.Buf[:0]
+		}
+		b.StartTimer()
+		for i := 0; i < 100000 && done < b.N; i, done = i+1, done+1 {
+			c.process(pop)
+			c.w.Buf = c.w.Buf[:0]
+		}
+	}
+}
