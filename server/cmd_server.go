@@ -886,65 +886,6 @@ func shutdownCommand(c *Client, args [][]byte) {
 	}()
 }
 
-// ---- DEBUG ----
-
-func debugCommand(c *Client, args [][]byte) {
-	if !c.allowProtected(c.srv.cfg.Get("enable-debug-command")) {
-		c.w.Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
-		return
-	}
-	sub := args[1]
-	switch {
-	case eq(sub, "help") && len(args) == 2:
-		c.replyHelp(args[0], []string{
-			"CHANGE-REPL-ID",
-			"    Change the replication IDs of the instance.",
-			"    Dangerous: should be used only for testing the replication subsystem.",
-			"LOG <message>",
-			"    Write <message> to the server log.",
-			"SET-ACTIVE-EXPIRE <0|1>",
-			"    Setting it to 0 disables expiring keys in background when they are not",
-			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-			"    default.",
-			"SLEEP <seconds>",
-			"    Stop the server for <seconds>. Decimals allowed.",
-		})
-	case eq(sub, "sleep") && len(args) == 3:
-		secs, err := strconv.ParseFloat(string(args[2]), 64)
-		if err != nil || secs < 0 {
-			secs = 0
-		}
-		if secs > 0 {
-			d := time.Duration(secs * float64(time.Second))
-			if !c.inExec {
-				c.srv.ks.Lock.Lock()
-				time.Sleep(d)
-				c.srv.ks.Lock.Unlock()
-			} else {
-				time.Sleep(d)
-			}
-		}
-		c.w.OK()
-	case eq(sub, "set-active-expire") && len(args) == 3:
-		// Accepted; Sluice's active expiry keeps running.
-		c.w.OK()
-	case eq(sub, "log") && len(args) == 3:
-		c.srv.log.Printf("DEBUG LOG: %s", args[2])
-		c.w.OK()
-	case eq(sub, "change-repl-id") && len(args) == 2:
-		c.w.OK()
-	case eq(sub, "quicklist-packed-threshold") && len(args) == 3,
-		eq(sub, "set-disable-deny-scripts") && len(args) == 3,
-		eq(sub, "pause-cron") && len(args) == 3,
-		eq(sub, "replybuffer") && len(args) == 4:
-		c.w.OK()
-	case eq(sub, "jmap") && len(args) == 2:
-		c.w.OK()
-	default:
-		c.subcommandSyntaxError(args)
-	}
-}
-
 // ---- SLOWLOG ----
 
 // slowLog keeps the most recent slow commands (newest first).

@@ -99,7 +99,7 @@ func (s *Server) ServeConn(conn net.Conn) {
 		qbuf = qbuf[:n]
 		c.qbufLen.Store(int64(len(qbuf)))
 		if int64(len(qbuf)) > s.cfg.qbufLimit.Load() {
-			s.log.Printf("Closing client that reached max query buffer length (qbuf=%d)", len(qbuf))
+			s.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(qbuf))
 			return false
 		}
 		return true

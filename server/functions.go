@@ -399,13 +399,18 @@ func functionFlushCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		return
 	}
-	st := c.srv.scripting()
+	c.srv.flushFunctions()
+	c.w.OK()
+}
+
+// flushFunctions deletes every function library.
+func (s *Server) flushFunctions() {
+	st := s.scripting()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	fs := st.functions()
 	fs.libs = map[string]*luaLibrary{}
 	fs.funcs = map[string]*luaFunction{}
-	c.w.OK()
 }
 
 func (fs *functionsState) sortedLibs() []*luaLibrary {

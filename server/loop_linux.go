@@ -404,7 +404,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 	}
 	c.qbufLen.Store(int64(len(c.qbuf)))
 	if int64(len(c.qbuf)) > l.srv.cfg.qbufLimit.Load() {
-		l.srv.log.Printf("Closing client that reached max query buffer length (qbuf=%d)", len(c.qbuf))
+		l.srv.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(c.qbuf))
 		l.close(c)
 		return
 	}

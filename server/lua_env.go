@@ -368,9 +368,7 @@ func (vm *luaVM) redisLog(L *lua.LState) int {
 	for i := 2; i <= n; i++ {
 		parts = append(parts, L.ToString(i))
 	}
-	if level >= logNotice {
-		vm.st.srv.Logf("%s", strings.Join(parts, " "))
-	}
+	vm.st.srv.LogAt(level-logDebug+LogDebug, "%s", strings.Join(parts, " "))
 	return 0
 }
 

@@ -537,11 +537,18 @@ func (s *Server) LoadDataFile() error {
 
 // loadRDB loads an RDB file's contents into the (empty) keyspace.
 func (s *Server) loadRDB(b []byte) error {
+	s.ks.Lock.Lock()
+	defer s.ks.Lock.Unlock()
+	return s.loadRDBLocked(b, false)
+}
+
+// loadRDBLocked is loadRDB for a caller holding the exclusive lock. With
+// merge (DEBUG RELOAD MERGE) keys and function libraries in the file
+// replace those already loaded; without it they are an error.
+func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 	p := &s.persist
 	p.loadedKeys.Store(0)
 	p.expiredKeys.Store(0)
-	s.ks.Lock.Lock()
-	defer s.ks.Lock.Unlock()
 	now := store.Now()
 	ndb := s.ks.NumDBs()
 	empty := 0
@@ -569,7 +576,7 @@ func (s *Server) loadRDB(b []byte) error {
 			st.mu.Lock()
 			defer st.mu.Unlock()
 			st.functions()
-			if _, err := st.loadLibrary(string(code), false); err != "" {
+			if _, err := st.loadLibrary(string(code), merge); err != "" {
 				return errors.New(err)
 			}
 			return nil
@@ -590,7 +597,10 @@ func (s *Server) loadRDB(b []byte) error {
 			}
 			db := s.ks.DB(r.DB)
 			if db.Exists(r.Key) {
-				return fmt.Errorf("RDB has duplicated key '%s' in DB %d", r.Key, r.DB)
+				if !merge {
+					return fmt.Errorf("RDB has duplicated key '%s' in DB %d", r.Key, r.DB)
+				}
+				db.Delete(r.Key)
 			}
 			var exp int64
 			if r.HasExpire {

@@ -26,9 +26,14 @@ const SluiceVersion = "0.1.0"
 // Server is a Sluice server: configuration, keyspace, clients and the
 // drivers that move their bytes.
 type Server struct {
-	cfg *Config
-	ks  *store.Keyspace
-	log *log.Logger
+	cfg            *Config
+	ks             *store.Keyspace
+	log            *log.Logger
+	logRedisFormat bool // lines carry redis-server's pid, time and level prefix
+	// activeExpireOff is DEBUG SET-ACTIVE-EXPIRE 0: expired keys go only
+	// when touched.
+	activeExpireOff atomic.Bool
+	migrate         migrateCache // MIGRATE's connections to other servers
 
 	mu      sync.Mutex
 	clients map[int64]*Client
@@ -125,8 +130,8 @@ func New(cfg *Config) *Server {
 		done:    make(chan struct{}),
 		started: time.Now(),
 		runID:   randomHex(40),
-		log:     log.New(os.Stderr, "", log.LstdFlags),
 	}
+	s.SetLogWriter(os.Stderr)
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.persist.lastBgOK, s.persist.lastBgSec = true, -1
 	s.saveHook = s.shutdownSave
@@ -160,6 +165,7 @@ func (s *Server) SetLogger(l *log.Logger) {
 		l = log.New(io.Discard, "", 0)
 	}
 	s.log = l
+	s.logRedisFormat = false
 }
 
 // OnShutdown sets what SHUTDOWN does after the server stopped.
@@ -229,7 +235,7 @@ func (s *Server) Serve(lns ...net.Listener) error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.hz.Load()) }, s.stopCh)
+		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.hz.Load()) }, s.activeExpireOff.Load, s.stopCh)
 	}()
 	s.wg.Add(1)
 	go s.cron()
@@ -277,6 +283,7 @@ func (s *Server) cron() {
 		s.trackingLimitKeys()
 		s.updateAvgTTL()
 		s.persistCron()
+		s.migrate.expire(time.Now())
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {
 			continue
@@ -381,21 +388,66 @@ func workDir() string {
 	return d
 }
 
-// SetLogWriter sends the server's log to w.
-func (s *Server) SetLogWriter(w io.Writer) { s.log = log.New(w, "", log.LstdFlags) }
+// SetLogWriter sends the server's log to w, one line per message in
+// redis-server's format ("pid:M 23 Nov 2026 04:35:18.123 * message"), which
+// log watchers and Redis's own test harness parse.
+func (s *Server) SetLogWriter(w io.Writer) {
+	s.log = log.New(w, "", 0)
+	s.logRedisFormat = true
+}
+
+// Log levels, as loglevel names them.
+const (
+	LogDebug = iota
+	LogVerbose
+	LogNotice
+	LogWarning
+)
+
+var logLevelMark = [...]byte{'.', '-', '*', '#'}
+
+func (s *Server) logLevel() int {
+	switch s.cfg.Get("loglevel") {
+	case "debug":
+		return LogDebug
+	case "verbose":
+		return LogVerbose
+	case "warning":
+		return LogWarning
+	case "nothing":
+		return LogWarning + 1
+	}
+	return LogNotice
+}
+
+// LogAt writes a line to the server's log when level is at least loglevel.
+func (s *Server) LogAt(level int, format string, args ...any) {
+	if level < s.logLevel() {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if !s.logRedisFormat {
+		s.log.Print(msg)
+		return
+	}
+	now := time.Now()
+	s.log.Print(strconv.Itoa(os.Getpid()) + ":M " + now.Format("02 Jan 2006 15:04:05.000") + " " + string(logLevelMark[level]) + " " + msg)
+}
+
+// LogRaw writes text to the log as it is, with no prefix (the start-up
+// banner), when level is at least loglevel.
+func (s *Server) LogRaw(level int, text string) {
+	if level < s.logLevel() {
+		return
+	}
+	s.log.Writer().Write([]byte(text))
+}
 
 // Warnf writes a line to the server's log unless loglevel is "nothing".
-func (s *Server) Warnf(format string, args ...any) {
-	if s.cfg.Get("loglevel") == "nothing" {
-		return
-	}
-	s.log.Printf(format, args...)
-}
+func (s *Server) Warnf(format string, args ...any) { s.LogAt(LogWarning, format, args...) }
 
 // Logf writes a line to the server's log (loglevel notice and above).
-func (s *Server) Logf(format string, args ...any) {
-	if s.cfg.Get("loglevel") == "nothing" || s.cfg.Get("loglevel") == "warning" {
-		return
-	}
-	s.log.Printf(format, args...)
-}
+func (s *Server) Logf(format string, args ...any) { s.LogAt(LogNotice, format, args...) }
+
+// Verbosef writes a line to the server's log at loglevel verbose.
+func (s *Server) Verbosef(format string, args ...any) { s.LogAt(LogVerbose, format, args...) }

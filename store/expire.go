@@ -66,8 +66,9 @@ func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
 	return removed
 }
 
-// RunExpiry runs ExpireCycle hz times a second until stop is closed.
-func (ks *Keyspace) RunExpiry(slot int, hz func() int, stop <-chan struct{}) {
+// RunExpiry runs ExpireCycle hz times a second until stop is closed,
+// skipping the ticks when paused says so.
+func (ks *Keyspace) RunExpiry(slot int, hz func() int, paused func() bool, stop <-chan struct{}) {
 	for {
 		h := hz()
 		if h < 1 {
@@ -79,6 +80,8 @@ func (ks *Keyspace) RunExpiry(slot int, hz func() int, stop <-chan struct{}) {
 			return
 		case <-time.After(period):
 		}
-		ks.ExpireCycle(slot, period/4)
+		if paused == nil || !paused() {
+			ks.ExpireCycle(slot, period/4)
+		}
 	}
 }

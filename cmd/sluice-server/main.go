@@ -5,9 +5,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -28,7 +31,9 @@ func run(argv []string) int {
 		fmt.Printf("Sluice server v=%s redis_version=%s\n", server.SluiceVersion, server.Version)
 		return 0
 	}
+	configFile := ""
 	if len(argv) > 0 && !strings.HasPrefix(argv[0], "--") {
+		configFile = argv[0]
 		if err := cfg.LoadConfigFile(argv[0]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -36,6 +41,7 @@ func run(argv []string) int {
 		argv = argv[1:]
 	}
 	if len(argv) > 0 && argv[0] == "-" {
+		configFile = "-"
 		// Configuration from standard input, as redis-server accepts it.
 		if err := cfg.LoadConfigFile("-"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -49,6 +55,9 @@ func run(argv []string) int {
 	}
 	srv := server.New(cfg)
 	srv.SpinWhenBusy()
+	// The log goes to standard output unless logfile names a file, in
+	// redis-server's line format, as tools that watch Redis's log expect.
+	srv.SetLogWriter(os.Stdout)
 	if lf := cfg.Get("logfile"); lf != "" {
 		f, err := os.OpenFile(lf, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -56,6 +65,13 @@ func run(argv []string) int {
 			return 1
 		}
 		srv.SetLogWriter(f)
+	}
+	srv.Warnf("oO0OoO0OoO0Oo Sluice is starting oO0OoO0OoO0Oo")
+	srv.Warnf("Sluice version=%s, redis_version=%s, bits=64, pid=%d, just started", server.SluiceVersion, server.Version, os.Getpid())
+	if configFile == "" {
+		srv.Warnf("Warning: no config file specified, using the default config. In order to specify a config file use %s /path/to/sluice.conf", os.Args[0])
+	} else {
+		srv.Warnf("Configuration loaded")
 	}
 	// With persistence configured (save points, or dir or dbfilename
 	// given), the snapshot in dir/dbfilename, if there is one, is loaded
@@ -72,10 +88,32 @@ func run(argv []string) int {
 	done := make(chan struct{})
 	srv.OnShutdown(func() { close(done) })
 	if err := srv.Start(); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+			srv.Warnf("Warning: Could not create server TCP listening socket %s: %v", net.JoinHostPort(cfg.Get("bind"), cfg.Get("port")), err)
+			srv.Warnf("Failed listening on port %s (TCP), aborting.", cfg.Get("port"))
+		} else {
+			srv.Warnf("Could not start server: %v", err)
+		}
 		fmt.Fprintf(os.Stderr, "Could not start server: %v\n", err)
 		return 1
 	}
-	srv.Logf("Sluice %s (Redis %s protocol) ready to accept connections on %v", server.SluiceVersion, server.Version, srv.Addrs())
+	port := cfg.Get("port")
+	if addrs := srv.Addrs(); len(addrs) > 0 {
+		if ta, ok := addrs[0].(*net.TCPAddr); ok {
+			port = strconv.Itoa(ta.Port)
+		}
+	}
+	if cfg.Get("always-show-logo") == "yes" {
+		// Redis's ASCII-art logo, in words: the lines that carry the
+		// version, port and PID, which scripts (and Redis's own test
+		// harness) look for.
+		srv.LogRaw(server.LogNotice, fmt.Sprintf("\n    Sluice %s (Redis %s compatible) 64 bit\n    Running in standalone mode\n    Port: %s\n    PID: %d\n\n", server.SluiceVersion, server.Version, port, os.Getpid()))
+	} else {
+		srv.Logf("Running mode=standalone, port=%s.", port)
+	}
+	srv.Warnf("Server initialized")
+	srv.Logf("Ready to accept connections")
+	srv.Verbosef("Listening on %v", srv.Addrs())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	for stopped := false; !stopped; {
@@ -85,7 +123,7 @@ func run(argv []string) int {
 			if s == syscall.SIGINT {
 				name = "sigint"
 			}
-			srv.Logf("Received %v, scheduling shutdown...", s)
+			srv.Warnf("Received %s scheduling shutdown...", strings.ToUpper(name[:3])+name[3:])
 			// The final save when save points are configured (or as
 			// shutdown-on-sigterm/sigint say); if it fails the server
 			// keeps running, as Redis does.
@@ -98,6 +136,6 @@ func run(argv []string) int {
 		}
 		stopped = true
 	}
-	srv.Logf("Sluice is now ready to exit, bye bye...")
+	srv.Warnf("Sluice is now ready to exit, bye bye...")
 	return 0
 }
