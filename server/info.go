@@ -288,7 +288,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		// No fork: the time BGSAVE held the keyspace to snapshot it.
 		f("latest_fork_usec:%d", s.persist.pauseUs.Load())
 		f("total_forks:%d", s.persist.bgsaves.Load())
-		f("migrate_cached_sockets:0")
+		f("migrate_cached_sockets:%d", s.migrate.size())
 		f("slave_expires_tracked_keys:0")
 		f("active_defrag_hits:0")
 		f("active_defrag_misses:0")
