@@ -104,7 +104,10 @@ type Config struct {
 	lfuDecayTime    atomic.Int64
 	// mmHook applies maxmemory, its policy and the LFU parameters to the
 	// server (evict.go) after a change; nil before the server exists.
-	mmHook        func()
+	mmHook func()
+	// listenHook moves the TCP listeners (CONFIG SET port, bind) while
+	// the server runs; nil before the server exists.
+	listenHook    func(bind []string, port string) error
 	slowlogThresh atomic.Int64 // slowlog-log-slower-than, microseconds
 	slowlogMaxLen atomic.Int64
 	latencyThresh atomic.Int64 // latency-monitor-threshold, ms
@@ -331,8 +334,12 @@ var params = []*param{
 		cur := cfg.vals["port"]
 		cfg.mu.RUnlock()
 		if cfg.running.Load() && cur != v {
-			// Sluice cannot move its listeners while running.
-			return errors.New("Unable to listen on this port. Check server logs.")
+			cfg.mu.RLock()
+			bind := cfg.vals["bind"]
+			cfg.mu.RUnlock()
+			if cfg.listenHook == nil || cfg.listenHook(splitArgs(bind), v) != nil {
+				return errors.New("Unable to listen on this port. Check server logs.")
+			}
 		}
 		return nil
 	}),
@@ -906,9 +913,18 @@ func applyOOMValues(_ *Config, v string) error {
 	return nil
 }
 
-func applyBind(_ *Config, v string) error {
-	if len(splitArgs(v)) > 16 {
+func applyBind(cfg *Config, v string) error {
+	addrs := splitArgs(v)
+	if len(addrs) > 16 {
 		return errors.New("Too many bind addresses specified.")
+	}
+	if cfg.running.Load() && cfg.listenHook != nil {
+		cfg.mu.RLock()
+		port := cfg.vals["port"]
+		cfg.mu.RUnlock()
+		if err := cfg.listenHook(addrs, port); err != nil {
+			return errors.New("Failed to bind to specified addresses.")
+		}
 	}
 	return nil
 }

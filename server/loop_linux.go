@@ -74,6 +74,42 @@ func (s *Server) startLoops(lns []net.Listener) error {
 	return nil
 }
 
+// listenerFDs returns the descriptors of lns.
+func listenerFDs(lns []net.Listener) []int {
+	var fds []int
+	for _, ln := range lns {
+		if sc, ok := ln.(syscall.Conn); ok {
+			if rc, err := sc.SyscallConn(); err == nil {
+				rc.Control(func(fd uintptr) { fds = append(fds, int(fd)) })
+			}
+		}
+	}
+	return fds
+}
+
+// swapLoopListeners has every loop watch fresh instead of old; the old
+// listeners close once no loop watches them.
+func (s *Server) swapLoopListeners(old, fresh []net.Listener) {
+	oldFDs, freshFDs := listenerFDs(old), listenerFDs(fresh)
+	sw := &listenerSwap{old: old}
+	sw.left.Store(int32(len(s.loops)))
+	for _, l := range s.loops {
+		l.post(func() {
+			for _, fd := range freshFDs {
+				ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+				if unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev) == nil {
+					l.lfds[fd] = true
+				}
+			}
+			for _, fd := range oldFDs {
+				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+				delete(l.lfds, fd)
+			}
+			sw.done()
+		})
+	}
+}
+
 func (l *loop) init(lfds []int) error {
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {

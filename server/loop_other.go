@@ -18,6 +18,8 @@ func (l *loop) wake()                                 {}
 func (l *loop) post(fn func())                        { fn() }
 func (s *Server) startLoops(lns []net.Listener) error { return nil }
 
+func (s *Server) swapLoopListeners(old, fresh []net.Listener) { closeAll(old) }
+
 // heldState is unused without event loops.
 type heldState struct{}
 

@@ -333,7 +333,7 @@ func TestRDBStartupBinary(t *testing.T) {
 		port := redistest.FreePort(t)
 		cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--dir", dir}, extra...)...)
 		var logs bytes.Buffer
-		cmd.Stderr = &logs
+		cmd.Stdout, cmd.Stderr = &logs, &logs // the log goes to stdout, as redis-server's does
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +390,7 @@ func TestRDBStartupBinary(t *testing.T) {
 	plain := exec.Command(bin, "--port", strconv.Itoa(port))
 	plain.Dir = dir
 	var plainLogs bytes.Buffer
-	plain.Stderr = &plainLogs
+	plain.Stdout, plain.Stderr = &plainLogs, &plainLogs
 	if err := plain.Start(); err != nil {
 		t.Fatal(err)
 	}

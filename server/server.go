@@ -50,6 +50,7 @@ type Server struct {
 	runID   string
 
 	stopOnce sync.Once
+	lnMu     sync.Mutex // the listeners, when CONFIG SET port or bind moves them
 	stopCh   chan struct{}
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -132,6 +133,7 @@ func New(cfg *Config) *Server {
 		runID:   randomHex(40),
 	}
 	s.SetLogWriter(os.Stderr)
+	cfg.listenHook = s.applyListen
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.persist.lastBgOK, s.persist.lastBgSec = true, -1
 	s.saveHook = s.shutdownSave
@@ -352,7 +354,9 @@ func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopCh)
 		s.abortScripts() // a loop held by a script must come back to stop
+		s.lnMu.Lock()
 		closeAll(s.lns)
+		s.lnMu.Unlock()
 		for _, l := range s.loops {
 			l.wake()
 		}
