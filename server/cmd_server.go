@@ -47,7 +47,7 @@ func init() {
 				c.w.Error("ERR No samples available for event '" + string(args[2]) + "'")
 			}},
 			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Show helpful text about the different subcommands.", Complexity: "O(1)", Fn: latencyHelpCmd},
-			{Name: "histogram", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "7.0.0", Summary: "Return the cumulative distribution of latencies of a subset of commands or all.", Complexity: "O(N) where N is the number of commands with latency information being retrieved.", Fn: func(c *Client, args [][]byte) { c.w.Map(0) }},
+			{Name: "histogram", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "7.0.0", Summary: "Return the cumulative distribution of latencies of a subset of commands or all.", Complexity: "O(N) where N is the number of commands with latency information being retrieved.", Fn: latencyHistogramCmd},
 			{Name: "history", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return timestamp-latency samples for the event.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Array(0) }},
 			{Name: "latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return the latest latency samples for all events.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Array(0) }},
 			{Name: "reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Reset latency data for one or more events.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(0) }},

@@ -129,31 +129,7 @@ func (s *Server) writeLatencyStats(b *strings.Builder) {
 	var walk func(cmds []*Command)
 	walk = func(cmds []*Command) {
 		for _, cmd := range cmds {
-			found := false
-			counts = [histCounts]int64{}
-			var total int64
-			for i := range s.stats {
-				if cmd.id >= len(s.stats[i].cmds) {
-					continue
-				}
-				h := s.stats[i].cmds[cmd.id].hist.Load()
-				if h == nil {
-					continue
-				}
-				found = true
-				for k := range h.chunks {
-					ch := h.chunks[k].Load()
-					if ch == nil {
-						continue
-					}
-					for j := range ch {
-						if n := ch[j].Load(); n != 0 {
-							counts[k*histSubHalf+j] += n
-							total += n
-						}
-					}
-				}
-			}
+			total, found := s.commandHist(cmd, &counts)
 			if found {
 				b.WriteString("latency_percentiles_usec_")
 				b.WriteString(safeInfo(cmd.Name))
@@ -176,4 +152,119 @@ func (s *Server) writeLatencyStats(b *strings.Builder) {
 		}
 	}
 	walk(sortedCommands())
+}
+
+// commandHist adds up cmd's histograms from every slot into counts; found
+// says whether cmd has one (it ran since the last CONFIG RESETSTAT).
+func (s *Server) commandHist(cmd *Command, counts *[histCounts]int64) (total int64, found bool) {
+	*counts = [histCounts]int64{}
+	for i := range s.stats {
+		if cmd.id >= len(s.stats[i].cmds) {
+			continue
+		}
+		h := s.stats[i].cmds[cmd.id].hist.Load()
+		if h == nil {
+			continue
+		}
+		found = true
+		for k := range h.chunks {
+			ch := h.chunks[k].Load()
+			if ch == nil {
+				continue
+			}
+			for j := range ch {
+				if n := ch[j].Load(); n != 0 {
+					counts[k*histSubHalf+j] += n
+					total += n
+				}
+			}
+		}
+	}
+	return total, found
+}
+
+// writeCDF writes LATENCY HISTOGRAM's entry for one command: its calls
+// and the cumulative count at each power of two from 1024 ns, reported as
+// Redis's logarithmic HdrHistogram iteration reports them (the highest
+// value equivalent to the first recorded bucket at or past each level, in
+// microseconds; levels that add nothing are left out).
+func writeCDF(c *Client, counts *[histCounts]int64, total int64) {
+	type point struct{ usec, cum int64 }
+	var pts []point
+	i, cum, prev := -1, int64(0), int64(0)
+	for level := int64(1024); cum < total; level *= 2 {
+		lowest := histValueAt(histIndex(level))
+		for i < 0 || histValueAt(i) < lowest {
+			if i+1 >= histCounts {
+				break
+			}
+			i++
+			cum += counts[i]
+		}
+		if cum > prev {
+			pts = append(pts, point{histHighest(histValueAt(i)) / 1000, cum})
+			prev = cum
+		}
+		if i+1 >= histCounts {
+			break
+		}
+	}
+	c.w.Map(2)
+	c.w.BulkString("calls")
+	c.w.Int(total)
+	c.w.BulkString("histogram_usec")
+	c.w.Map(len(pts))
+	for _, p := range pts {
+		c.w.Int(p.usec)
+		c.w.Int(p.cum)
+	}
+}
+
+// latencyHistogramCmd: LATENCY HISTOGRAM [command ...], every command
+// with latency data, or the ones named (a container command names its
+// subcommands).
+func latencyHistogramCmd(c *Client, args [][]byte) {
+	s := c.srv
+	var counts [histCounts]int64
+	type entry struct {
+		cmd   *Command
+		total int64
+		cnts  [histCounts]int64
+	}
+	var out []*entry
+	add := func(cmd *Command) {
+		if total, ok := s.commandHist(cmd, &counts); ok {
+			out = append(out, &entry{cmd: cmd, total: total, cnts: counts})
+		}
+	}
+	if len(args) == 2 {
+		var walk func(cmds []*Command)
+		walk = func(cmds []*Command) {
+			for _, cmd := range cmds {
+				add(cmd)
+				if len(cmd.Subs) > 0 {
+					walk(sortedSubs(cmd))
+				}
+			}
+		}
+		walk(sortedCommands())
+	} else {
+		for _, name := range args[2:] {
+			cmd := lookupFullName(name)
+			if cmd == nil {
+				continue
+			}
+			add(cmd)
+			if len(cmd.Subs) > 0 {
+				for _, sub := range sortedSubs(cmd) {
+					add(sub)
+				}
+			}
+		}
+	}
+	c.w.Map(len(out))
+	for _, e := range out {
+		c.w.BulkString(e.cmd.Name)
+		writeCDF(c, &e.cnts, e.total)
+	}
 }
