@@ -91,6 +91,11 @@ func listenerFDs(lns []net.Listener) []int {
 // listeners close once no loop watches them.
 func (s *Server) swapLoopListeners(old, fresh []net.Listener) {
 	oldFDs, freshFDs := listenerFDs(old), listenerFDs(fresh)
+	// Stop listening now, as Redis's close does; the descriptors stay
+	// open (their numbers taken) until no loop watches them.
+	for _, fd := range oldFDs {
+		unix.Shutdown(fd, unix.SHUT_RDWR)
+	}
 	sw := &listenerSwap{old: old}
 	sw.left.Store(int32(len(s.loops)))
 	for _, l := range s.loops {
