@@ -158,15 +158,27 @@ func same(l line, want, got string) bool {
 		if l.arg != "" {
 			tol, _ = strconv.ParseInt(l.arg, 10, 64)
 		}
-		if strings.HasPrefix(want, ":") && strings.HasPrefix(got, ":") {
-			a, _ := strconv.ParseInt(strings.TrimSpace(want[1:]), 10, 64)
-			b, _ := strconv.ParseInt(strings.TrimSpace(got[1:]), 10, 64)
-			d := a - b
-			if d < 0 {
-				d = -d
-			}
-			return d <= tol
+		// Integers anywhere in the reply (nested ones too, such as the
+		// idle times in XPENDING's entries) may differ by tol; every
+		// other line must match.
+		wl, gl := strings.Split(want, "\r\n"), strings.Split(got, "\r\n")
+		if len(wl) != len(gl) {
+			return false
 		}
+		for i := range wl {
+			if wl[i] == gl[i] {
+				continue
+			}
+			if !strings.HasPrefix(wl[i], ":") || !strings.HasPrefix(gl[i], ":") {
+				return false
+			}
+			a, errA := strconv.ParseInt(wl[i][1:], 10, 64)
+			b, errB := strconv.ParseInt(gl[i][1:], 10, 64)
+			if errA != nil || errB != nil || max(a-b, b-a) > tol {
+				return false
+			}
+		}
+		return true
 	}
 	return want == got
 }

@@ -62,6 +62,8 @@ type Value struct {
 	// MaxLen is the longest member or field/value seen (sorted sets and
 	// hashes), for the caller's encoding choice.
 	MaxLen int
+	// Stream is the decoded stream (streams only).
+	Stream *Stream
 }
 
 // Kind groups object types by the value type they hold.
@@ -73,6 +75,7 @@ const (
 	KindSet
 	KindZSet
 	KindHash
+	KindStream
 )
 
 // Kind returns the kind of value v holds.
@@ -86,6 +89,8 @@ func (v *Value) Kind() Kind {
 		return KindSet
 	case TypeZSet, TypeZSet2, TypeZSetZiplist, TypeZSetListpack:
 		return KindZSet
+	case TypeStreamLP, TypeStreamLP2:
+		return KindStream
 	}
 	return KindHash
 }
@@ -142,8 +147,10 @@ func (r *reader) object(t byte) (*Value, error) {
 	case TypeHashZipmap, TypeListZiplist, TypeSetIntset, TypeZSetZiplist,
 		TypeZSetListpack, TypeHashZiplist, TypeHashListpack:
 		err = r.blobValue(v)
+	case TypeStreamLP, TypeStreamLP2:
+		err = r.stream(v, t == TypeStreamLP2)
 	default:
-		// Modules and streams are not supported; other bytes are not
+		// Modules are not supported; other bytes are not
 		// object types at all.
 		err = errFormat
 	}

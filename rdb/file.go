@@ -230,7 +230,7 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 				return eof()
 			}
 			switch typ {
-			case TypeStreamLP, TypeStreamLP2, 21:
+			case 21:
 				return &FileError{Off: start, Msg: fmt.Sprintf("key '%s' (db %d) is a stream, and Sluice does not support streams", key, db), Err: ErrUnsupported}
 			case TypeModule, TypeModule2:
 				return &FileError{Off: start, Msg: fmt.Sprintf("key '%s' (db %d) is a module value, and Sluice does not support modules", key, db), Err: ErrUnsupported}

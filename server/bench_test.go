@@ -118,5 +118,5 @@ func TestIncrZeroAllocs(t *testing.T) {
 // SetNotifyHookForTest lets the external string tests observe the keyspace
 // notifications commands emit (no pub/sub needed).
 func (s *Server) SetNotifyHookForTest(fn func(db int, class int64, event string, key []byte)) {
-	s.notifyHook = fn
+	s.setNotifyHook(fn)
 }

@@ -38,6 +38,7 @@ type blockKind uint8
 const (
 	blockList blockKind = iota
 	blockZset
+	blockStream
 )
 
 // waiter is a blocked client.

@@ -78,6 +78,8 @@ func rdbType(e *store.Entry) (byte, bool) {
 			return rdb.TypeZSetListpack, true
 		}
 		return rdb.TypeZSet2, true
+	case store.KindStream:
+		return rdb.TypeStreamLP2, true
 	}
 	return 0, false
 }
@@ -119,6 +121,8 @@ func (s *Server) appendRDBValue(dst []byte, e *store.Entry) []byte {
 			return rdb.AppendZSetListpack(dst, items(0, false))
 		}
 		return rdb.AppendZSet(dst, z.Len(), items(z.Len()-1, true))
+	case store.KindStream:
+		return appendStreamRDB(dst, e.AsStream())
 	}
 	return dst
 }
@@ -310,6 +314,9 @@ func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry {
 			}
 		}
 		return store.NewHashEntry(h)
+
+	case rdb.KindStream:
+		return streamFromRDB(v.Stream, cfg)
 	}
 	return nil
 }

@@ -103,8 +103,8 @@ func (c *Client) notifyAt(db *store.DB, class int64, event string, key []byte) {
 	if flags == 0 || flags&class == 0 {
 		return
 	}
-	if hook := c.srv.notifyHook; hook != nil {
-		hook(db.ID, class, event, key)
+	if hook := c.srv.notifyHook.Load(); hook != nil {
+		(*hook)(db.ID, class, event, key)
 	}
 }
 

@@ -312,7 +312,7 @@ func hsCompareEvents(t *testing.T, script [][]string) {
 	raddr := hsRedis(t, "--notify-keyspace-events", classes)
 	srv, saddr := hsStart(t, "notify-keyspace-events", classes)
 	var ev hsEvents
-	srv.notifyHook = ev.hook
+	srv.setNotifyHook(ev.hook)
 
 	sub := hsDial(t, raddr)
 	sub.do("PSUBSCRIBE", "__keyevent@0__:*")

@@ -99,7 +99,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 			mode = "cluster"
 		}
 		port := s.cfg.Get("port")
-		for _, a := range s.addrs {
+		for _, a := range s.Addrs() {
 			if ta, ok := a.(interface{ String() string }); ok && a.Network() == "tcp" {
 				if i := strings.LastIndexByte(ta.String(), ':'); i >= 0 {
 					port = ta.String()[i+1:]

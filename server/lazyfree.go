@@ -70,6 +70,8 @@ func freedSize(e *store.Entry) int64 {
 		n = e.AsSet().Len()
 	case store.KindHash:
 		n = e.AsHash().Len()
+	case store.KindStream:
+		n = int(e.AsStream().Len())
 	}
 	return int64(n) * 64
 }

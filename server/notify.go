@@ -18,9 +18,15 @@ func (c *Client) notify(class int64, event string, key []byte) {
 	c.srv.notifyDB(c, c.dbi, class, flags, event, key)
 }
 
+// notifyFunc observes keyspace notifications (tests).
+type notifyFunc func(db int, class int64, event string, key []byte)
+
+// setNotifyHook makes fn observe every keyspace notification from now on.
+func (s *Server) setNotifyHook(fn notifyFunc) { s.notifyHook.Store(&fn) }
+
 func (s *Server) notifyDB(from *Client, db int, class, flags int64, event string, key []byte) {
-	if hook := s.notifyHook; hook != nil {
-		hook(db, class, event, key)
+	if hook := s.notifyHook.Load(); hook != nil {
+		(*hook)(db, class, event, key)
 	}
 	if s.pubsub.empty() {
 		return

@@ -70,7 +70,7 @@ type Server struct {
 	shutdownHook  func() // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
 	// notifyHook, when set, observes every keyspace notification (tests).
-	notifyHook func(db int, class int64, event string, key []byte)
+	notifyHook atomic.Pointer[notifyFunc]
 	statResets atomic.Int64
 
 	// Hooks for the connection commands, set by the families that own the
@@ -174,7 +174,11 @@ func (s *Server) SetLogger(l *log.Logger) {
 func (s *Server) OnShutdown(fn func()) { s.shutdownHook = fn }
 
 // Addrs returns the addresses the server listens on.
-func (s *Server) Addrs() []net.Addr { return s.addrs }
+func (s *Server) Addrs() []net.Addr {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	return s.addrs
+}
 
 // Start opens the listeners from the configuration (bind, port,
 // unixsocket) and starts serving. Port 0 picks a free port.
@@ -219,11 +223,13 @@ func closeAll(lns []net.Listener) {
 
 // Serve serves connections accepted from the given listeners.
 func (s *Server) Serve(lns ...net.Listener) error {
+	s.lnMu.Lock()
 	s.lns = lns
-	s.cfg.running.Store(true)
 	for _, ln := range lns {
 		s.addrs = append(s.addrs, ln.Addr())
 	}
+	s.lnMu.Unlock()
+	s.cfg.running.Store(true)
 	if len(s.loops) > 0 {
 		if err := s.startLoops(lns); err != nil {
 			return err

@@ -30,9 +30,35 @@ func init() {
 func (s *Server) wireBlocking() {
 	s.unblockHook = func(c *Client, withError bool) bool { return unblockClient(s, c.ID, withError) }
 	s.ks.OnCreated = func(db *store.DB, key []byte, e *store.Entry) {
-		if k := e.Kind(); k == store.KindList || k == store.KindZSet {
+		if k := e.Kind(); k == store.KindList || k == store.KindZSet || k == store.KindStream {
 			s.signalKeyAsReady(db, key)
 		}
+	}
+	// A deleted or overwritten stream unblocks its XREADGROUP clients
+	// (Redis's dbGenericDelete and dbOverwrite signal it).
+	prevDel := s.ks.OnDeleted
+	s.ks.OnDeleted = func(db *store.DB, key []byte, e *store.Entry) {
+		if prevDel != nil {
+			prevDel(db, key, e)
+		}
+		if e != nil && e.Kind() == store.KindStream {
+			s.signalKeyAsReady(db, key)
+		}
+	}
+	prevFlush := s.ks.OnFlush
+	s.ks.OnFlush = func(db *store.DB) {
+		if prevFlush != nil {
+			prevFlush(db)
+		}
+		s.signalStreamsGone(db)
+	}
+	prevSwap := s.ks.OnSwap
+	s.ks.OnSwap = func(a, b *store.DB) {
+		if prevSwap != nil {
+			prevSwap(a, b)
+		}
+		s.signalStreamsSwapped(a, b)
+		s.signalStreamsSwapped(b, a)
 	}
 }
 
@@ -54,6 +80,53 @@ func (s *Server) signalSwapped(dbs ...*store.DB) {
 			if rk.dbi == db.ID && db.Exists([]byte(rk.key)) {
 				s.signalKeyAsReady(db, []byte(rk.key))
 			}
+		}
+	}
+}
+
+// signalStreamsGone signals, before db is emptied, the stream keys clients
+// wait for (Redis's scanDatabaseForDeletedStreams).
+func (s *Server) signalStreamsGone(db *store.DB) {
+	b := &s.blocking
+	if b.count.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	var keys []string
+	for rk := range b.waiters {
+		if rk.dbi == db.ID {
+			keys = append(keys, rk.key)
+		}
+	}
+	b.mu.Unlock()
+	for _, k := range keys {
+		if e := db.Peek([]byte(k)); e != nil && e.Kind() == store.KindStream {
+			s.signalKeyAsReady(db, []byte(k))
+		}
+	}
+}
+
+// signalStreamsSwapped signals, after SWAPDB, the keys of db that clients
+// wait for which held a stream before the swap (now in old) and no longer
+// do.
+func (s *Server) signalStreamsSwapped(db, old *store.DB) {
+	b := &s.blocking
+	if b.count.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	var keys []string
+	for rk := range b.waiters {
+		if rk.dbi == db.ID {
+			keys = append(keys, rk.key)
+		}
+	}
+	b.mu.Unlock()
+	for _, k := range keys {
+		was := old.Peek([]byte(k))
+		now := db.Peek([]byte(k))
+		if was != nil && was.Kind() == store.KindStream && (now == nil || now.Kind() != store.KindStream) {
+			s.signalKeyAsReady(db, []byte(k))
 		}
 	}
 }
