@@ -40,7 +40,9 @@ type Client struct {
 	unixSock bool
 
 	authed          bool
-	closeAfterReply bool // QUIT, protocol error: close once replies are written
+	user            atomic.Pointer[aclUser] // ACL user; nil: the default user
+	aclKilled       atomic.Bool             // closed by an ACL change: gone from CLIENT LIST
+	closeAfterReply bool                    // QUIT, protocol error: close once replies are written
 	closeASAP       atomic.Bool
 	sigPending      atomic.Bool // queued on its loop's ready list
 	blockedFlag     atomic.Bool
@@ -281,6 +283,12 @@ func (c *Client) dispatch(args [][]byte) {
 		c.rejectCmd(cmd, errNoAuth)
 		return
 	}
+	// ACLs: one test for a user allowed everything (the default user).
+	if u := c.user.Load(); u == nil || u.restricted.Load() {
+		if !c.aclPermit(cmd, args) {
+			return
+		}
+	}
 	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
 		return
 	}
@@ -415,6 +423,12 @@ func trunc(s string, n int) string {
 
 // call runs cmd under the locks its keys need and records its stats.
 func (c *Client) call(cmd *Command, args [][]byte) {
+	if c.inExec && !c.fromScript {
+		// EXEC checks ACLs again: they may have changed since queueing.
+		if u := c.user.Load(); u != nil && u.restricted.Load() && !c.aclExecPermit(cmd, args) {
+			return
+		}
+	}
 	ks := c.srv.ks
 	// One clock read per command: a command starts where the previous one
 	// of the same batch ended (process resets the mark for each batch).

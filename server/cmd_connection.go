@@ -114,17 +114,8 @@ func resetCommand(c *Client, args [][]byte) {
 	c.replyOff = false
 	c.replySkip = 0
 	c.authed = c.srv.cfg.requirePass() == ""
+	c.user.Store(nil) // the default user
 	c.w.Simple("RESET")
-}
-
-// checkPassword authenticates user/pass as Redis's ACL does for the only
-// user Sluice knows, "default" (whose password is requirepass).
-func (c *Client) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
-		return false
-	}
-	want := c.srv.cfg.requirePass()
-	return want == "" || string(pass) == want
 }
 
 func authCommand(c *Client, args [][]byte) {
@@ -134,19 +125,17 @@ func authCommand(c *Client, args [][]byte) {
 	}
 	user, pass := []byte("default"), args[1]
 	if len(args) == 2 {
-		if c.srv.cfg.requirePass() == "" {
+		if c.srv.cfg.acl.def.get().flags&uflagNopass != 0 {
 			c.w.Error(errNoPassSet)
 			return
 		}
 	} else {
 		user, pass = args[1], args[2]
 	}
-	if !c.checkPassword(user, pass) {
+	if !c.authenticate(user, pass, args) {
 		c.w.Error(errWrongPass)
 		return
 	}
-	c.authed = true
-	c.p.AuthRequired = false
 	c.w.OK()
 }
 
@@ -170,12 +159,10 @@ func helloCommand(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case eq(args[j], "auth") && more >= 2:
-			if !c.checkPassword(args[j+1], args[j+2]) {
+			if !c.authenticate(args[j+1], args[j+2], args) {
 				c.w.Error(errWrongPass)
 				return
 			}
-			c.authed = true
-			c.p.AuthRequired = false
 			j += 2
 		case eq(args[j], "setname") && more >= 1:
 			if !c.setName(args[j+1]) {
@@ -187,7 +174,7 @@ func helloCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if !c.authed && c.srv.cfg.requirePass() != "" {
+	if !c.authed {
 		c.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
@@ -601,7 +588,9 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	b = strconv.AppendInt(b, 16384+qbuf+argvMem+t.outLen.Load(), 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmdName...)
-	b = append(b, " user=default redir="...)
+	b = append(b, " user="...)
+	b = append(b, t.aclUser().name...)
+	b = append(b, " redir="...)
 	b = strconv.AppendInt(b, c.srv.trackingRedir(t), 10)
 	b = append(b, " resp="...)
 	b = strconv.AppendInt(b, int64(proto), 10)
@@ -679,7 +668,7 @@ func clientListCmd(c *Client, args [][]byte) {
 	}
 	var b []byte
 	for _, t := range ids {
-		if typ >= 0 && t.clientType() != typ {
+		if typ >= 0 && t.clientType() != typ || t.aclKilled.Load() {
 			continue
 		}
 		b = c.appendClientInfo(b, t, self, argvLen(args))
@@ -693,7 +682,7 @@ func clientKillCmd(c *Client, args [][]byte) {
 	typ := -1
 	var id int64
 	skipme := true
-	var user []byte
+	var user *aclUser
 	if len(args) == 3 {
 		addr = args[2]
 		skipme = false
@@ -722,11 +711,10 @@ func clientKillCmd(c *Client, args [][]byte) {
 			case eq(opt, "laddr"):
 				laddr = val
 			case eq(opt, "user"):
-				if string(val) != "default" {
+				if user = c.srv.cfg.acl.user(string(val)); user == nil {
 					c.w.Error("ERR No such user '" + string(val) + "'")
 					return
 				}
-				user = val
 			case eq(opt, "skipme"):
 				switch {
 				case eq(val, "yes"):
@@ -743,7 +731,6 @@ func clientKillCmd(c *Client, args [][]byte) {
 			}
 		}
 	}
-	_ = user // every client is authenticated as "default"
 	killed := 0
 	closeSelf := false
 	for _, t := range c.srv.clientsSnapshot() {
@@ -757,6 +744,9 @@ func clientKillCmd(c *Client, args [][]byte) {
 			continue
 		}
 		if id != 0 && t.ID != id {
+			continue
+		}
+		if user != nil && t.aclUser() != user {
 			continue
 		}
 		if t == c && skipme {

@@ -98,9 +98,16 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 			// Redis, a later BY with a '*' does not undo that).
 			if bytes.IndexByte(cString(sortby), '*') < 0 {
 				dontsort = true
+			} else if !c.aclSortAllowed(args) {
+				c.w.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return
 			}
 			j++
 		case eq(a, "get") && left >= 1:
+			if !c.aclSortAllowed(args) {
+				c.w.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
+				return
+			}
 			gets = append(gets, args[j+1])
 			j++
 		default:

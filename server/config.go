@@ -69,6 +69,7 @@ type Config struct {
 	given map[string]bool // directives set at start-up (config file, flags, Set)
 
 	pass            atomic.Pointer[string]
+	acl             *aclState // users and ACL log (acl.go)
 	maxClients      atomic.Int64
 	timeoutSec      atomic.Int64
 	qbufLimit       atomic.Int64
@@ -127,9 +128,11 @@ type Config struct {
 	OnChange func(name, value string)
 }
 
+// requirePass is non-empty when connections must authenticate: the
+// default user has a password (requirepass sets it) or is off.
 func (cfg *Config) requirePass() string {
-	if p := cfg.pass.Load(); p != nil {
-		return *p
+	if cfg.acl != nil && cfg.acl.authRequired.Load() {
+		return "auth"
 	}
 	return ""
 }
@@ -303,6 +306,7 @@ var params = []*param{
 	strP("masterauth", "", false),
 	strP("requirepass", "", false).onSet(func(cfg *Config, v string) error {
 		cfg.pass.Store(&v)
+		cfg.acl.setRequirePass(v)
 		return nil
 	}),
 
@@ -481,6 +485,7 @@ var paramByName = func() map[string]*param {
 // NewConfig returns the default configuration.
 func NewConfig() *Config {
 	cfg := &Config{vals: map[string]string{}}
+	cfg.acl = newACLState(cfg)
 	for _, p := range params {
 		if err := cfg.set(p, p.def, true); err != nil {
 			panic("default of " + p.name + ": " + err.Error())

@@ -275,7 +275,7 @@ func (cfg *Config) applyDirective(args []string) error {
 	case name == "rename-command" && len(vals) == 2:
 		return errors.New("rename-command is not supported by Sluice")
 	case name == "user" && len(vals) >= 1:
-		return errors.New("ACL users are not supported by Sluice")
+		return cfg.aclAppendUser(vals)
 	case name == "loadmodule" && len(vals) >= 1:
 		return errors.New("modules are not supported by Sluice")
 	case name == "sentinel":

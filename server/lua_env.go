@@ -268,6 +268,7 @@ func (vm *luaVM) redisLib() *lua.LTable {
 		return 1
 	})
 	set("log", vm.redisLog)
+	set("acl_check_cmd", vm.aclCheckCmd)
 	set("setresp", func(L *lua.LState) int {
 		run := vm.st.cur
 		if run == nil {
@@ -568,6 +569,11 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 	}
 	if cmd.flags&flagNoScript != 0 {
 		return vm.rejectCall(L, raise, "This Redis command is not allowed from script", cmd)
+	}
+	if run.caller != nil {
+		if msg := pc.aclScriptDenied(run.caller, cmd, argv); msg != "" {
+			return vm.rejectCall(L, raise, msg, cmd)
+		}
 	}
 	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
 		return vm.rejectCall(L, raise, "Write commands are not allowed from read-only scripts.", cmd)

@@ -482,4 +482,5 @@ func (s *Server) wirePubSub() {
 	// RESET leaves every subscription (and, in multi.go, MULTI and WATCH).
 	s.OnReset(func(c *Client) { s.pubsub.unsubscribeAll(c) })
 	s.ks.OnExpired = func(db *store.DB, key []byte) { s.notifyExpired(db.ID, key) }
+	s.wireACL() // users of the config file and aclfile (acl.go)
 }

@@ -320,6 +320,7 @@ func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readO
 		st.pc.w.OnError = st.srv.countError
 	}
 	pc := st.pc
+	pc.user.Store(c.user.Load()) // the caller's ACL user
 	pc.slot = c.slot
 	pc.dbi = c.dbi
 	pc.w.Proto = 2
@@ -560,4 +561,36 @@ func (s *Server) cachedScripts() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.scripts)
+}
+
+// aclCheckCmd is redis.acl_check_cmd: whether the script's caller may run
+// the command given as arguments.
+func (vm *luaVM) aclCheckCmd(L *lua.LState) int {
+	run := vm.st.cur
+	if run == nil {
+		vm.notAtLoad(L, "acl_check_cmd")
+		raiseRedisError(L, "redis.acl_check_cmd can only be called inside a script invocation")
+	}
+	n := L.GetTop()
+	if n == 0 {
+		raiseRedisError(L, "Please specify at least one argument for this redis lib call")
+	}
+	args := make([][]byte, 0, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args = append(args, []byte(v))
+		case lua.LNumber:
+			args = append(args, resp.AppendDouble(nil, float64(v)))
+		default:
+			raiseRedisError(L, "Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	allowed, ok := run.pc.aclCheckCmd(run.caller, args)
+	if !ok {
+		raiseRedisError(L, "Invalid command passed to redis.acl_check_cmd()")
+	}
+	L.SetTop(0)
+	L.Push(lua.LBool(allowed))
+	return 1
 }
