@@ -371,6 +371,10 @@ func (s *Server) bgsave(lockHeld bool) error {
 	p.mu.Unlock()
 	p.saves.Add(1)
 	snap := s.takeSnapshot()
+	// INFO shows the save's size from the moment BGSAVE replies, as
+	// Redis's does from its fork.
+	p.keysDone.Store(0)
+	p.keysAll.Store(snap.keys)
 	if !lockHeld {
 		s.ks.Lock.Unlock()
 	}
