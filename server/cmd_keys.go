@@ -130,12 +130,16 @@ func (c *Client) intArg32(b []byte, msg string) (int, bool) {
 func delCommand(c *Client, args [][]byte) {
 	db := c.DB()
 	n, freed := int64(0), int64(0)
+	lazy := eq(args[0], "unlink") || c.srv.cfg.Get("lazyfree-lazy-user-del") == "yes"
 	for _, k := range args[1:] {
 		e := db.PeekRaw(k)
 		if e == nil {
 			continue
 		}
 		size := freedSize(e)
+		if lazy && !db.IsExpired(k) && freeEffort(e, int(c.srv.cfg.listPackSize.Load())) > lazyfreeThreshold {
+			c.srv.lazyfreed.Add(1)
+		}
 		if db.Delete(k) {
 			c.notify(NotifyGeneric, "del", k)
 			n++
@@ -566,12 +570,25 @@ func flushArgs(c *Client, args [][]byte) bool {
 	return false
 }
 
+// flushAsync says whether a FLUSHDB/FLUSHALL frees in the background in
+// Redis (ASYNC, or lazyfree-lazy-user-flush without SYNC): its keys count
+// in lazyfreed_objects.
+func flushAsync(c *Client, args [][]byte) bool {
+	if len(args) == 2 {
+		return eq(args[1], "async")
+	}
+	return c.srv.cfg.Get("lazyfree-lazy-user-flush") == "yes"
+}
+
 func flushdbCommand(c *Client, args [][]byte) {
 	if !flushArgs(c, args) {
 		return
 	}
 	if c.DB().Size() > 0 {
 		collectSoon()
+		if flushAsync(c, args) {
+			c.srv.lazyfreed.Add(int64(c.DB().Size()))
+		}
 	}
 	c.DB().Flush()
 	c.DB().DropScanSnapshots()
@@ -587,6 +604,9 @@ func flushallCommand(c *Client, args [][]byte) {
 	for i := 0; i < ks.NumDBs(); i++ {
 		if ks.DB(i).Size() > 0 {
 			collectSoon()
+			if flushAsync(c, args) {
+				c.srv.lazyfreed.Add(int64(ks.DB(i).Size()))
+			}
 		}
 		ks.DB(i).Flush()
 		ks.DB(i).DropScanSnapshots()

@@ -229,6 +229,7 @@ func (s *Server) ResetStats() {
 	}
 	s.ks.ExpiredKeys.Store(0)
 	s.ev.evicted.Store(0)
+	s.lazyfreed.Store(0)
 	s.errStatsMu.Lock()
 	s.errStats = nil
 	s.errStatsMu.Unlock()

@@ -215,7 +215,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("mem_allocator:go-%s", runtime.Version())
 		f("active_defrag_running:0")
 		f("lazyfree_pending_objects:0")
-		f("lazyfreed_objects:0")
+		f("lazyfreed_objects:%d", s.lazyfreed.Load())
 	}
 	if want("persistence") {
 		b.WriteString("# Persistence\r\n")

@@ -51,6 +51,46 @@ func collectSoon() {
 	}
 }
 
+// lazyfreeThreshold is Redis's LAZYFREE_THRESHOLD: a value whose free
+// effort passes it is freed in the background by UNLINK (and DEL with
+// lazyfree-lazy-user-del), and counted in INFO's lazyfreed_objects.
+const lazyfreeThreshold = 64
+
+// freeEffort is Redis's lazyfreeGetFreeEffort: about how many
+// allocations freeing e takes in Redis's encodings (1 for a string or a
+// compact collection).
+func freeEffort(e *store.Entry, listFill int) int {
+	switch e.Kind() {
+	case store.KindList:
+		n := listOf(e).Len()
+		per := listFill // elements per quicklist node
+		if per <= 0 {
+			per = (4096 << min(-listFill-1, 4)) / 16 // size-limited nodes of small elements
+		}
+		return max(1, (n+per-1)/per)
+	case store.KindSet:
+		if s := e.AsSet(); !s.IsIntset() && objectEncodingOf(e) == "hashtable" {
+			return s.Len()
+		}
+	case store.KindHash:
+		if h := e.AsHash(); !h.IsListpack() {
+			return h.Len()
+		}
+	case store.KindZSet:
+		if z := zsetOf(e); !z.Compact() {
+			return z.Len()
+		}
+	case store.KindStream:
+		s := e.AsStream()
+		effort := int(raxNodes(s))
+		if g := s.Groups(); len(g) > 0 {
+			effort += len(g) * (1 + len(g[0].PEL()))
+		}
+		return effort
+	}
+	return 1
+}
+
 // freedSize estimates the memory that deleting e releases: a string's
 // length, or some 64 bytes an element of a collection (0 for small
 // strings, the fast path). Only its order of magnitude matters.

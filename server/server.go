@@ -34,6 +34,7 @@ type Server struct {
 	// when touched.
 	activeExpireOff atomic.Bool
 	migrate         migrateCache // MIGRATE's connections to other servers
+	lazyfreed       atomic.Int64 // INFO lazyfreed_objects
 
 	mu      sync.Mutex
 	clients map[int64]*Client
