@@ -227,34 +227,75 @@ func (r *watchRegistry) unwatchAll(c *Client) {
 	c.watched = c.watched[:0]
 }
 
-// touch marks every client watching key dirty.
+// touch marks every client watching key dirty, after the key changed. A
+// key that had already expired when it was watched and is now gone (its
+// expiry deleted it, or DEL did) has not changed logically: that watch
+// only loses its expired mark, as in Redis.
 func (r *watchRegistry) touch(db *store.DB, key []byte) {
 	if r.count.Load() == 0 {
 		return
 	}
 	r.mu.Lock()
-	for c := range r.keys[watchKey{db.ID, string(key)}] {
-		c.dirtyCAS.Store(true)
+	set := r.keys[watchKey{db.ID, string(key)}]
+	if len(set) > 0 {
+		gone := db.PeekRaw(key) == nil
+		for c := range set {
+			if w := c.watchedEntry(db.ID, key); w != nil && w.expired && gone {
+				w.expired = false
+				continue
+			}
+			c.dirtyCAS.Store(true)
+		}
 	}
 	r.mu.Unlock()
 }
 
-// touchDB marks dirty the watchers of keys of db that exist in db or in
-// other (FLUSHDB: other is nil; SWAPDB: the database it was swapped with).
-func (r *watchRegistry) touchDB(db, other *store.DB) {
+// watchedEntry finds c's watch of key in database dbi (registry lock held).
+func (c *Client) watchedEntry(dbi int, key []byte) *watchedKey {
+	for i := range c.watched {
+		if w := &c.watched[i]; w.db == dbi && w.key == string(key) {
+			return w
+		}
+	}
+	return nil
+}
+
+// touchDB marks dirty the watchers of keys of database index dbi when
+// its data is emptied (FLUSHDB: replaced is nil) or replaced by another
+// database's (SWAPDB), following Redis's touchAllWatchedKeysInDb: keys
+// present (even if stale) on either side count, except that a stale key
+// that stays stale or disappears is no change, and a missing key replaced
+// by a stale one only becomes a stale watch.
+func (r *watchRegistry) touchDB(dbi int, emptied, replaced *store.DB) {
 	if r.count.Load() == 0 {
 		return
 	}
 	r.mu.Lock()
 	for wk, set := range r.keys {
-		if wk.db != db.ID {
+		if wk.db != dbi {
 			continue
 		}
 		k := []byte(wk.key)
-		if db.Exists(k) || (other != nil && other.Exists(k)) {
-			for c := range set {
-				c.dirtyCAS.Store(true)
+		inEmptied := emptied.PeekRaw(k) != nil
+		inReplaced := replaced != nil && replaced.PeekRaw(k) != nil
+		if !inEmptied && !inReplaced {
+			continue
+		}
+		for c := range set {
+			w := c.watchedEntry(dbi, k)
+			if w != nil && w.expired {
+				if !inReplaced {
+					w.expired = false // the stale key is gone: no change
+					continue
+				}
+				if replaced.IsExpired(k) {
+					continue // stale, and stale it stays
+				}
+			} else if w != nil && !inEmptied && replaced.IsExpired(k) {
+				w.expired = true // nothing replaced by a stale key
+				continue
 			}
+			c.dirtyCAS.Store(true)
 		}
 	}
 	r.mu.Unlock()
@@ -263,6 +304,8 @@ func (r *watchRegistry) touchDB(db, other *store.DB) {
 // expiredWatched reports whether a key that was live when watched has
 // logically expired since (EXEC then fails, as in Redis 7).
 func (r *watchRegistry) expiredWatched(c *Client) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, w := range c.watched {
 		if !w.expired && c.srv.ks.DB(w.db).IsExpired([]byte(w.key)) {
 			return true
@@ -283,13 +326,14 @@ func (s *Server) wireWatches() {
 		s.tracking.disable(c)
 		s.tracking.mu.Unlock()
 	})
-	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db, nil) }
+	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db.ID, db, nil) }
 	s.ks.OnSwap = func(a, b *store.DB) {
-		// After the swap a and b hold each other's data: a key watched in
-		// either is touched if it exists on either side, and clients blocked
-		// on a key that now exists may be served.
-		s.watches.touchDB(a, b)
-		s.watches.touchDB(b, a)
+		// After the swap a and b hold each other's data: the watchers of
+		// a's index had their data (now b) replaced by a's, and the other
+		// way round; clients blocked on a key that now exists may be
+		// served.
+		s.watches.touchDB(a.ID, b, a)
+		s.watches.touchDB(b.ID, a, b)
 		s.signalSwapped(a, b)
 	}
 }
