@@ -513,6 +513,13 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		// time it waited (unblockStats).
 		c.RecordSlow(args, ns/1000)
 	}
+	if !c.blocked && ns >= 1_000_000 && c.srv.cfg.latencyThresh.Load() > 0 {
+		event := "command"
+		if cmd.flags&flagFast != 0 {
+			event = "fast-command"
+		}
+		c.srv.latencyAddIfNeeded(event, ns/1_000_000)
+	}
 	if !c.inExec && c.srv.blocking.pending.Load() {
 		// Serve clients blocked on keys this command filled: after its
 		// own stats and slow log entry, outside its duration, as Redis's

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,14 +44,12 @@ func init() {
 		}},
 		&Command{Name: "latency", Arity: -2, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "doctor", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a human readable latency analysis report.", Complexity: "O(1)", Fn: latencyDoctorCmd},
-			{Name: "graph", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a latency graph for the event.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) {
-				c.w.Error("ERR No samples available for event '" + string(args[2]) + "'")
-			}},
+			{Name: "graph", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a latency graph for the event.", Complexity: "O(1)", Fn: latencyGraphCmd},
 			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Show helpful text about the different subcommands.", Complexity: "O(1)", Fn: latencyHelpCmd},
 			{Name: "histogram", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "7.0.0", Summary: "Return the cumulative distribution of latencies of a subset of commands or all.", Complexity: "O(N) where N is the number of commands with latency information being retrieved.", Fn: latencyHistogramCmd},
-			{Name: "history", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return timestamp-latency samples for the event.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Array(0) }},
-			{Name: "latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return the latest latency samples for all events.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Array(0) }},
-			{Name: "reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Reset latency data for one or more events.", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(0) }},
+			{Name: "history", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return timestamp-latency samples for the event.", Complexity: "O(1)", Fn: latencyHistoryCmd},
+			{Name: "latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return the latest latency samples for all events.", Complexity: "O(1)", Fn: latencyLatestCmd},
+			{Name: "reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Reset latency data for one or more events.", Complexity: "O(1)", Fn: latencyResetCmd},
 		}},
 		&Command{Name: "role", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "sentinel"}, ACL: []string{"admin", "dangerous"}, Group: "server", Since: "2.8.12", Summary: "Return the role of the instance in the context of replication", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) {
 			c.w.Array(3)
@@ -1007,7 +1006,37 @@ func latencyDoctorCmd(c *Client, args [][]byte) {
 		c.w.Verbatim("txt", "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
 		return
 	}
-	c.w.Verbatim("txt", "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
+	m := &c.srv.latmon
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.events) == 0 {
+		c.w.Verbatim("txt", "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+	for i, name := range m.sortedEvents() {
+		ts := m.events[name]
+		h := ts.history()
+		var sum int64
+		for _, s := range h {
+			sum += s.latency
+		}
+		avg := sum / int64(len(h))
+		var dev int64
+		for _, s := range h {
+			dev += max(s.latency-avg, avg-s.latency)
+		}
+		period := int64(0)
+		if len(h) > 1 {
+			period = (h[len(h)-1].time - h[0].time) / int64(len(h)-1)
+		}
+		fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %d sec). Worst all time event %dms.\n",
+			i+1, name, len(h), avg, dev/int64(len(h)), period, ts.max)
+	}
+	b.WriteString("\nI have a few advices for you:\n\n")
+	b.WriteString("- Check your commands: \"command\" events are commands that ran at least latency-monitor-threshold milliseconds; SLOWLOG GET shows which. Commands that scan or delete large values (KEYS, SMEMBERS, DEL of big keys) are the usual cause; UNLINK and SCAN avoid most of them.\n")
+	c.w.Verbatim("txt", b.String())
 }
 
 func latencyHelpCmd(c *Client, args [][]byte) {

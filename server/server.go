@@ -35,6 +35,7 @@ type Server struct {
 	activeExpireOff atomic.Bool
 	migrate         migrateCache // MIGRATE's connections to other servers
 	lazyfreed       atomic.Int64 // INFO lazyfreed_objects
+	latmon          latencyMonitor
 
 	mu      sync.Mutex
 	clients map[int64]*Client
@@ -244,7 +245,9 @@ func (s *Server) Serve(lns ...net.Listener) error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.hz.Load()) }, s.activeExpireOff.Load, s.stopCh)
+		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.hz.Load()) }, s.activeExpireOff.Load, func(d time.Duration) {
+			s.latencyAddIfNeeded("expire-cycle", d.Milliseconds())
+		}, s.stopCh)
 	}()
 	s.wg.Add(1)
 	go s.cron()

@@ -67,8 +67,9 @@ func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
 }
 
 // RunExpiry runs ExpireCycle hz times a second until stop is closed,
-// skipping the ticks when paused says so.
-func (ks *Keyspace) RunExpiry(slot int, hz func() int, paused func() bool, stop <-chan struct{}) {
+// skipping the ticks when paused says so; took, when set, hears how long
+// each pass ran.
+func (ks *Keyspace) RunExpiry(slot int, hz func() int, paused func() bool, took func(time.Duration), stop <-chan struct{}) {
 	for {
 		h := hz()
 		if h < 1 {
@@ -81,7 +82,11 @@ func (ks *Keyspace) RunExpiry(slot int, hz func() int, paused func() bool, stop 
 		case <-time.After(period):
 		}
 		if paused == nil || !paused() {
+			start := time.Now()
 			ks.ExpireCycle(slot, period/4)
+			if took != nil {
+				took(time.Since(start))
+			}
 		}
 	}
 }
