@@ -139,8 +139,10 @@ func debugCommand(c *Client, args [][]byte) {
 			n := valueLen(e)
 			c.w.Verbatim("txt", fmt.Sprintf("Hash table 0 stats (main hash table):\n table size: %d\n number of elements: %d\n", tableSize(n), n))
 		})
+	case eq(sub, "set-disable-deny-scripts") && len(args) == 3:
+		c.srv.denyScriptsOff.Store(string(args[2]) != "0")
+		c.w.OK()
 	case eq(sub, "quicklist-packed-threshold") && len(args) == 3,
-		eq(sub, "set-disable-deny-scripts") && len(args) == 3,
 		eq(sub, "set-skip-checksum-validation") && len(args) == 3,
 		eq(sub, "pause-cron") && len(args) == 3,
 		eq(sub, "replybuffer") && len(args) == 4,

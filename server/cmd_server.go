@@ -877,6 +877,7 @@ func shutdownCommand(c *Client, args [][]byte) {
 		}
 	}
 	s.Logf("User requested shutdown...")
+	s.stopAccepting()
 	c.closeAfterReply = true
 	go func() {
 		s.Stop()

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -206,4 +207,38 @@ func TestServerLogFormat(t *testing.T) {
 	if !strings.Contains(string(out2), "Failed listening on port "+strconv.Itoa(port)+" (TCP), aborting.") {
 		t.Errorf("busy port:\n%s", out2)
 	}
+}
+
+func TestDebugSetDisableDenyScripts(t *testing.T) {
+	ctx := context.Background()
+	c := debugClient(t)
+	script := "return redis.call('client', 'id')"
+	if err := c.Eval(ctx, script, nil).Err(); err == nil || !strings.Contains(err.Error(), "This Redis command is not allowed from script") {
+		t.Fatalf("CLIENT from a script: %v", err)
+	}
+	c.Do(ctx, "debug", "set-disable-deny-scripts", "1")
+	if err := c.Eval(ctx, script, nil).Err(); err != nil {
+		t.Errorf("with deny-scripts off: %v", err)
+	}
+	c.Do(ctx, "debug", "set-disable-deny-scripts", "0")
+	if err := c.Eval(ctx, script, nil).Err(); err == nil {
+		t.Error("deny-scripts back on, CLIENT still allowed")
+	}
+}
+
+// SHUTDOWN stops accepting before the client sees its connection close,
+// as redis-server, which exits before replying.
+func TestShutdownStopsAccepting(t *testing.T) {
+	ctx := context.Background()
+	srv, addr := redistest.StartSluice(t)
+	done := make(chan struct{})
+	srv.OnShutdown(func() { close(done) })
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	c.Do(ctx, "shutdown", "nosave")
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Error("a connection was accepted after SHUTDOWN")
+	}
+	<-done
 }

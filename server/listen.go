@@ -84,6 +84,19 @@ func (s *Server) relisten(bind []string, port string) error {
 	return nil
 }
 
+// stopAccepting makes the listeners refuse new connections at once
+// (SHUTDOWN: Redis exits before its reply would be read), while Stop,
+// which closes them, runs on.
+func (s *Server) stopAccepting() {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	if len(s.loops) > 0 {
+		shutdownListeners(s.lns)
+	} else {
+		closeAll(s.lns)
+	}
+}
+
 // listenerSwap counts the loops that still watch the old listeners; the
 // last one to let go closes them (closing earlier could hand a listener's
 // descriptor number to a new connection a loop still takes for a

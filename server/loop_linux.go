@@ -87,15 +87,21 @@ func listenerFDs(lns []net.Listener) []int {
 	return fds
 }
 
+// shutdownListeners stops lns listening, leaving their descriptors open
+// for the loops that watch them.
+func shutdownListeners(lns []net.Listener) {
+	for _, fd := range listenerFDs(lns) {
+		unix.Shutdown(fd, unix.SHUT_RDWR)
+	}
+}
+
 // swapLoopListeners has every loop watch fresh instead of old; the old
 // listeners close once no loop watches them.
 func (s *Server) swapLoopListeners(old, fresh []net.Listener) {
 	oldFDs, freshFDs := listenerFDs(old), listenerFDs(fresh)
 	// Stop listening now, as Redis's close does; the descriptors stay
 	// open (their numbers taken) until no loop watches them.
-	for _, fd := range oldFDs {
-		unix.Shutdown(fd, unix.SHUT_RDWR)
-	}
+	shutdownListeners(old)
 	sw := &listenerSwap{old: old}
 	sw.left.Store(int32(len(s.loops)))
 	for _, l := range s.loops {

@@ -20,6 +20,8 @@ func (s *Server) startLoops(lns []net.Listener) error { return nil }
 
 func (s *Server) swapLoopListeners(old, fresh []net.Listener) { closeAll(old) }
 
+func shutdownListeners(lns []net.Listener) {}
+
 // heldState is unused without event loops.
 type heldState struct{}
 

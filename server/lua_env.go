@@ -567,7 +567,7 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 		}
 		return vm.rejectCall(L, raise, msg, cmd)
 	}
-	if cmd.flags&flagNoScript != 0 {
+	if cmd.flags&flagNoScript != 0 && !vm.st.srv.denyScriptsOff.Load() {
 		return vm.rejectCall(L, raise, "This Redis command is not allowed from script", cmd)
 	}
 	if run.caller != nil {

@@ -36,6 +36,7 @@ type Server struct {
 	migrate         migrateCache // MIGRATE's connections to other servers
 	lazyfreed       atomic.Int64 // INFO lazyfreed_objects
 	latmon          latencyMonitor
+	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
 
 	mu      sync.Mutex
 	clients map[int64]*Client
