@@ -252,6 +252,15 @@ func (cfg *Config) applyDirective(args []string) error {
 			}
 			v = strings.Join(words, " ")
 		}
+		if name == "save" && v != "" && cfg.Given("save") {
+			// Start-up "save" lines add save points, as in Redis: the
+			// first one replaces the default, the next ones append ("save
+			// 900 1" then --save "100 100" is "900 1 100 100"), and an
+			// empty one clears them.
+			if cur := cfg.Get("save"); cur != "" {
+				v = cur + " " + v
+			}
+		}
 		if err := cfg.set(p, v, true); err != nil {
 			return err
 		}
