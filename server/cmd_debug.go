@@ -139,6 +139,17 @@ func debugCommand(c *Client, args [][]byte) {
 			n := valueLen(e)
 			c.w.Verbatim("txt", fmt.Sprintf("Hash table 0 stats (main hash table):\n table size: %d\n number of elements: %d\n", tableSize(n), n))
 		})
+	case eq(sub, "config-rewrite-force-all") && len(args) == 2:
+		path := c.srv.cfg.File()
+		if path == "" {
+			c.w.Error("ERR CONFIG-REWRITE-FORCE-ALL failed: The server is running without a config file")
+			return
+		}
+		if err := c.srv.cfg.RewriteAll(path); err != nil {
+			c.w.Error("ERR CONFIG-REWRITE-FORCE-ALL failed: " + strerror(err))
+			return
+		}
+		c.w.OK()
 	case eq(sub, "set-disable-deny-scripts") && len(args) == 3:
 		c.srv.denyScriptsOff.Store(string(args[2]) != "0")
 		c.w.OK()

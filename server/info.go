@@ -704,7 +704,13 @@ func (s *Server) keyspaceSizes(c *Client) [][3]int {
 // lines of known directives are replaced by their current values, those
 // no longer needed are dropped, and changed directives the file lacks are
 // appended.
-func (cfg *Config) Rewrite(path string) error {
+func (cfg *Config) Rewrite(path string) error { return cfg.rewrite(path, false) }
+
+// RewriteAll is Rewrite writing every directive, defaults included
+// (DEBUG CONFIG-REWRITE-FORCE-ALL).
+func (cfg *Config) RewriteAll(path string) error { return cfg.rewrite(path, true) }
+
+func (cfg *Config) rewrite(path string, force bool) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
@@ -734,11 +740,11 @@ func (cfg *Config) Rewrite(path string) error {
 	}
 	var extra []string
 	for _, p := range params {
-		if done[p] || p.hidden || p.immutable {
+		if done[p] || p.hidden || p.immutable && !force {
 			continue
 		}
 		def, _ := p.normalize(p.def)
-		if cur := cfg.get(p); cur != def && p.name != "dir" {
+		if cur := cfg.get(p); force || cur != def && p.name != "dir" {
 			extra = append(extra, cfg.rewriteLine(p))
 		}
 	}

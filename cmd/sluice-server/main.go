@@ -123,7 +123,7 @@ func run(argv []string) int {
 			if s == syscall.SIGINT {
 				name = "sigint"
 			}
-			srv.Warnf("Received %s scheduling shutdown...", strings.ToUpper(name[:3])+name[3:])
+			srv.Warnf("Received %s scheduling shutdown...", strings.ToUpper(name))
 			// The final save when save points are configured (or as
 			// shutdown-on-sigterm/sigint say); if it fails the server
 			// keeps running, as Redis does.
