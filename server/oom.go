@@ -1,0 +1,85 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// oom-score-adj: with it on, the server sets its own /proc/self/
+// oom_score_adj from oom-score-adj-values (the master's value, or the
+// replica's when replicaof is set), relative to the score it started with
+// ("yes"/"relative") or as is ("absolute"); turning it off restores the
+// original score, as Redis's setOOMScoreAdj does.
+
+var oomState struct {
+	mu       sync.Mutex
+	adjusted bool
+	base     int
+}
+
+const oomPath = "/proc/self/oom_score_adj"
+
+// applyOOMScore sets the process's score for mode (oom-score-adj) and
+// values (oom-score-adj-values); replica picks the replica class.
+func applyOOMScore(mode, values string, replica bool) error {
+	oomState.mu.Lock()
+	defer oomState.mu.Unlock()
+	var val int
+	switch {
+	case mode != "no":
+		if !oomState.adjusted {
+			b, err := os.ReadFile(oomPath)
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					return nil // no /proc (not Linux): nothing to adjust
+				}
+				return err
+			}
+			oomState.base, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			oomState.adjusted = true
+		}
+		vals := strings.Fields(values)
+		class := 0
+		if replica {
+			class = 1
+		}
+		if class < len(vals) {
+			val, _ = strconv.Atoi(vals[class])
+		}
+		if mode != "absolute" {
+			val += oomState.base
+		}
+		val = min(max(val, -1000), 1000)
+	case oomState.adjusted:
+		oomState.adjusted = false
+		val = oomState.base
+	default:
+		return nil
+	}
+	return os.WriteFile(oomPath, []byte(strconv.Itoa(val)+"\n"), 0)
+}
+
+var errOOMSet = errors.New("Failed to set current oom_score_adj. Check server logs.")
+
+// oomApply is the CONFIG SET / config file hook of oom-score-adj (which
+// names the mode) and oom-score-adj-values.
+func oomApply(cfg *Config, name, v string) error {
+	cfg.mu.RLock()
+	mode, values, replicaOf := cfg.vals["oom-score-adj"], cfg.vals["oom-score-adj-values"], cfg.vals["replicaof"]
+	cfg.mu.RUnlock()
+	if name == "oom-score-adj" {
+		mode = v
+	} else {
+		values = v
+	}
+	if mode == "" {
+		mode = "no"
+	}
+	if err := applyOOMScore(mode, values, replicaOf != ""); err != nil {
+		return errOOMSet
+	}
+	return nil
+}
