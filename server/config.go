@@ -320,7 +320,9 @@ var params = []*param{
 		return mmApply(nil)(cfg, v)
 	}),
 	enumP("appendfsync", "everysec", "everysec", "always", "no"),
-	enumP("oom-score-adj", "no", "no", "yes", "relative", "absolute").vals(0, 1, 1, 2),
+	enumP("oom-score-adj", "no", "no", "yes", "relative", "absolute").vals(0, 1, 1, 2).onSet(func(cfg *Config, v string) error {
+		return oomApply(cfg, "oom-score-adj", v)
+	}),
 	enumP("acl-pubsub-default", "resetchannels", "allchannels", "resetchannels").vals(1, 0),
 	enumP("sanitize-dump-payload", "no", "no", "yes", "clients"),
 	enumP("enable-protected-configs", "no", "no", "yes", "local").imm(),
@@ -904,7 +906,7 @@ func applySave(_ *Config, v string) error {
 	return nil
 }
 
-func applyOOMValues(_ *Config, v string) error {
+func applyOOMValues(cfg *Config, v string) error {
 	args := splitArgs(v)
 	if len(args) != 3 {
 		return errors.New("wrong number of arguments")
@@ -915,7 +917,7 @@ func applyOOMValues(_ *Config, v string) error {
 			return errors.New("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
 		}
 	}
-	return nil
+	return oomApply(cfg, "oom-score-adj-values", strings.Join(args, " "))
 }
 
 func applyBind(cfg *Config, v string) error {
