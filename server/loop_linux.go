@@ -429,6 +429,15 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		if len(c.w.Buf) < flushAt || c.closeAfterReply {
 			break
 		}
+		if l.repliesOverLimit(c) {
+			break
+		}
+		if lim := l.srv.cfg.outLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && c.ps.total() == 0 {
+			// With a normal-class limit, a batch's replies go out together
+			// once the batch is done, as in Redis, so that a batch whose
+			// replies pass the limit sends none of them.
+			continue
+		}
 		if !l.write(c) {
 			blocked = true
 			break
@@ -455,7 +464,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		l.close(c)
 		return
 	}
-	if !blocked {
+	if !blocked && !l.repliesOverLimit(c) {
 		l.write(c)
 	}
 	if cap(c.w.Buf) <= 4*flushAt {
@@ -465,6 +474,25 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 	if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
 		l.close(c)
 	}
+}
+
+// repliesOverLimit applies client-output-buffer-limit to a batch's replies
+// before they are written, as Redis checks a client's output buffer as
+// replies are added to it: past the limit the client gets none of them
+// and is closed.
+func (l *loop) repliesOverLimit(c *Client) bool {
+	cfg := l.srv.cfg
+	if len(c.w.Buf) == 0 || cfg.outLimitHard.Load() == 0 && cfg.outLimitSoft.Load() == 0 && c.ps.total() == 0 {
+		return false
+	}
+	if !c.outputOverLimit(int64(len(c.w.Buf) + len(c.pending))) {
+		return false
+	}
+	l.srv.Logf("Client id=%d closed for overcoming of output buffer limits.", c.ID)
+	c.w.Buf = c.w.Buf[:0]
+	c.pending = nil
+	c.closeASAP.Store(true)
+	return true
 }
 
 // write sends c.w.Buf; what the socket does not take is kept in
@@ -551,6 +579,14 @@ func (l *loop) close(c *Client) {
 }
 
 func (l *loop) cron(now time.Time) {
+	// A client over a soft output limit is closed once it stayed over for
+	// the limit's seconds, even when no new output arrives to check it.
+	for _, c := range l.conns {
+		if c.softSince.Load() != 0 && c.outputOverLimit(c.outputMem()) {
+			l.srv.Logf("Client id=%d closed for overcoming of output buffer limits.", c.ID)
+			l.close(c)
+		}
+	}
 	timeout := l.srv.cfg.timeoutSec.Load()
 	if timeout <= 0 {
 		return

@@ -292,6 +292,16 @@ func (c *Client) deliverPubSub(b []byte) {
 	}
 }
 
+// outputMem is the client's output not yet written to its socket (CLIENT
+// LIST omem): replies its driver holds, and pushed messages (pub/sub,
+// invalidations) queued for it.
+func (c *Client) outputMem() int64 {
+	c.amu.Lock()
+	n := int64(len(c.async))
+	c.amu.Unlock()
+	return n + c.outLen.Load()
+}
+
 // outputOverLimit applies client-output-buffer-limit to a client's
 // pending output: the pubsub class for subscribed clients, the normal
 // class otherwise. Over the hard limit, or over the soft limit for longer
