@@ -35,9 +35,9 @@ func TestWatchStaleKeys(t *testing.T) {
 			func(c *redis.Conn) error { return c.Set(ctx, "x", "bar", 0).Err() },
 		},
 		"live key expires after WATCH": {
-			func(c *redis.Conn) error { return c.Set(ctx, "x", "foo", 30*time.Millisecond).Err() },
+			func(c *redis.Conn) error { return c.Set(ctx, "x", "foo", 300*time.Millisecond).Err() },
 			watch("x"),
-			func(c *redis.Conn) error { time.Sleep(50 * time.Millisecond); return nil },
+			func(c *redis.Conn) error { time.Sleep(400 * time.Millisecond); return nil },
 		},
 		"FLUSHDB of a stale key": {
 			func(c *redis.Conn) error { return c.Set(ctx, "x", "foo", time.Millisecond).Err() },
