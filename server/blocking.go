@@ -356,6 +356,9 @@ func (s *Server) serveReadyKeys() {
 				i++
 				continue
 			}
+			if s.repl.flags.Load()&replFeed != 0 {
+				s.replServed(w, db, key, rw.Buf)
+			}
 			b.removeLocked(w)
 			w.unblockStats(rw.Buf)
 			w.c.deliver(rw.Buf)

@@ -84,6 +84,14 @@ type Client struct {
 	curArgs    [][]byte    // its arguments (slices of the read buffer: valid during the call)
 	trk        *trackState // CLIENT TRACKING state, nil until first enabled (set under srv.tracking.mu)
 
+	// Replication (replication.go): the commands a transaction or script
+	// propagates, gathered until it ends; the replication offset after the
+	// client's last propagated write (WAIT); whether this is the pseudo
+	// client applying a master's stream on a replica.
+	rpend      *replPending
+	woff       int64
+	replMaster bool
+
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
 	// client's own driver.
@@ -298,6 +306,9 @@ func (c *Client) dispatch(args [][]byte) {
 	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {
 		return
 	}
+	if srv.repl.flags.Load()&replReadOnly != 0 && c.readOnlyReplica(cmd) {
+		return
+	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
 		return
 	}
@@ -364,10 +375,13 @@ func (c *Client) rejectCmd(cmd *Command, msg string) {
 const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 
 // replicasMissing reports whether writes are refused for want of replicas:
-// Sluice has none, so that is whenever min-replicas-to-write and
-// min-replicas-max-lag are both set (Redis's checkGoodReplicasStatus).
+// when min-replicas-to-write and min-replicas-max-lag are both set and
+// fewer replicas than that acknowledged within the lag (Redis's
+// checkGoodReplicasStatus).
 func (s *Server) replicasMissing() bool {
-	return s.cfg.minReplicas.Load() != 0 && s.cfg.minReplicasLag.Load() != 0
+	n := s.cfg.minReplicas.Load()
+	lag := s.cfg.minReplicasLag.Load()
+	return n != 0 && lag != 0 && s.repl.goodReplicas(lag) < n
 }
 
 // noReplicas is processCommand's min-replicas-to-write check: a write
@@ -444,7 +458,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	switch {
 	case c.inExec || cmd.flags&flagNoLock != 0:
-		cmd.Fn(c, args)
+		c.run(cmd, args)
 	case cmd.flags&flagLockAll != 0:
 		if c.srv.lua.busySince.Load() != 0 && c.heldLoop() {
 			// A stand-in serves this loop while a script holds the keyspace.
@@ -455,7 +469,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			return
 		}
 		ks.Lock.Lock()
-		cmd.Fn(c, args)
+		c.run(cmd, args)
 		ks.Lock.Unlock()
 	default:
 		if !ks.Lock.TryRLock(c.slot) && !c.lockOrBusy(cmd) {
@@ -468,11 +482,11 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
 		switch len(c.keyPos) {
 		case 0:
-			cmd.Fn(c, args)
+			c.run(cmd, args)
 		case 1:
 			i := store.ShardOf(args[c.keyPos[0]])
 			db.LockShard(i)
-			cmd.Fn(c, args)
+			c.run(cmd, args)
 			db.UnlockShard(i)
 		default:
 			var set store.ShardSet
@@ -480,7 +494,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 				set.Add(args[p])
 			}
 			set.Lock(db)
-			cmd.Fn(c, args)
+			c.run(cmd, args)
 			set.Unlock(db)
 		}
 		ks.Lock.RUnlock(c.slot)
@@ -527,6 +541,18 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.srv.serveReadyKeys()
 		c.mark = 0
 	}
+}
+
+// run runs cmd's handler. With replicas (or a backlog) it also feeds the
+// replication stream, under the locks the command holds, so the stream
+// has every key's changes in the order they were made; without, it costs
+// one atomic load.
+func (c *Client) run(cmd *Command, args [][]byte) {
+	if c.srv.repl.flags.Load() == 0 {
+		cmd.Fn(c, args)
+		return
+	}
+	c.srv.replRun(c, cmd, args)
 }
 
 // lockOrBusy waits for the keyspace reader lock that a transaction, a

@@ -28,6 +28,13 @@ func waitCommand(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
+	if c.srv.replLink() != nil {
+		c.w.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	if c.srv.repl.flags.Load()&replFeed != 0 && c.waitReplicas(numreplicas, timeout) {
+		return
+	}
 	if numreplicas <= 0 || !c.canBlock() {
 		c.w.Int(0)
 		return

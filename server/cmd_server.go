@@ -51,12 +51,7 @@ func init() {
 			{Name: "latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return the latest latency samples for all events.", Complexity: "O(1)", Fn: latencyLatestCmd},
 			{Name: "reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Reset latency data for one or more events.", Complexity: "O(1)", Fn: latencyResetCmd},
 		}},
-		&Command{Name: "role", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "sentinel"}, ACL: []string{"admin", "dangerous"}, Group: "server", Since: "2.8.12", Summary: "Return the role of the instance in the context of replication", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) {
-			c.w.Array(3)
-			c.w.BulkString("master")
-			c.w.Int(0)
-			c.w.Array(0)
-		}},
+		&Command{Name: "role", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "sentinel"}, ACL: []string{"admin", "dangerous"}, Group: "server", Since: "2.8.12", Summary: "Return the role of the instance in the context of replication", Complexity: "O(1)", Fn: roleCommand},
 	)
 }
 

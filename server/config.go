@@ -951,7 +951,7 @@ func applyReplicaOf(_ *Config, v string) error {
 	if err != nil || n < 0 || n > 65535 {
 		return errors.New("Invalid master port")
 	}
-	return errors.New("replication is not supported by Sluice")
+	return nil // the server connects at start (wireReplication)
 }
 
 func applyPercentiles(_ *Config, v string) error {

@@ -718,6 +718,9 @@ func (s *Server) deleteVictim(dbi int, key string, volatile bool) string {
 	if !db.Delete(s.ev.victimsBuf) {
 		return ""
 	}
+	if s.repl.flags.Load()&replFeed != 0 {
+		s.replFeedDel(dbi, s.ev.victimsBuf, "lazyfree-lazy-eviction")
+	}
 	return key
 }
 

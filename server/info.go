@@ -206,7 +206,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("mem_fragmentation_ratio:%.2f", frag)
 		f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(m.used))
 		f("mem_not_counted_for_evict:0")
-		f("mem_replication_backlog:0")
+		f("mem_replication_backlog:%d", s.backlogMemory())
 		f("mem_total_replication_buffers:0")
 		f("mem_clients_slaves:0")
 		f("mem_clients_normal:0")
@@ -312,17 +312,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 	}
 	if want("replication") {
 		b.WriteString("# Replication\r\n")
-		f("role:master")
-		f("connected_slaves:0")
-		f("master_failover_state:no-failover")
-		f("master_replid:%s", s.runID)
-		f("master_replid2:0000000000000000000000000000000000000000")
-		f("master_repl_offset:0")
-		f("second_repl_offset:-1")
-		f("repl_backlog_active:0")
-		f("repl_backlog_size:%s", s.cfg.Get("repl-backlog-size"))
-		f("repl_backlog_first_byte_offset:0")
-		f("repl_backlog_histlen:0")
+		s.infoReplication(f)
 	}
 	if want("cpu") {
 		var self, children syscall.Rusage

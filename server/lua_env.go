@@ -584,6 +584,9 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 		// (scriptVerifyOOM).
 		return vm.rejectCall(L, raise, "-"+errOOM, cmd)
 	}
+	if cmd.flags&flagWrite != 0 && run.caller != nil && vm.st.srv.readOnlyReplicaFor(run.caller) {
+		return vm.rejectCall(L, raise, "-READONLY You can't write against a read only replica.", cmd) // scriptVerifyWriteCommandAllow
+	}
 	if cmd.flags&flagWrite != 0 && vm.st.srv.replicasMissing() {
 		return vm.rejectCall(L, raise, "-"+errNoReplicas, cmd) // scriptVerifyWriteCommandAllow
 	}

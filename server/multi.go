@@ -140,6 +140,9 @@ func (c *Client) execLocked(tx *txState) {
 		c.call(cmd, tx.cmds[i])
 	}
 	c.inExec = false
+	if c.rpend != nil && len(c.rpend.ops) > 0 {
+		c.srv.replFlush(c) // still under the transaction's locks
+	}
 	tx.reset()
 	c.txSpare = tx
 }

@@ -293,6 +293,13 @@ func (st *scriptingState) checkFlags(c *Client, flags int, ro bool) bool {
 		c.w.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return false
 	}
+	if flags&sfNoWrites == 0 && c.srv.readOnlyReplicaFor(c) {
+		// A script that may write counts as a write command (Redis's
+		// eval/fcall getkeys flags), refused by processCommand's
+		// read-only replica check before it runs.
+		c.w.Error("READONLY You can't write against a read only replica.")
+		return false
+	}
 	if flags&sfNoWrites == 0 && c.srv.replicasMissing() {
 		c.w.Error(errNoReplicas)
 		return false

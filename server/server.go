@@ -105,6 +105,7 @@ type Server struct {
 	blocking                 blockRegistry // clients blocked on keys (blocking.go)
 	ev                       *evictState   // maxmemory (evict.go)
 	pause                    pauseState    // CLIENT PAUSE (pause.go)
+	repl                     replState     // replication, both sides (replication.go, replica.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -147,6 +148,7 @@ func New(cfg *Config) *Server {
 	s.wireBlocking()
 	s.wireMonitors()
 	s.wireEviction()
+	s.wireReplication()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {

@@ -90,3 +90,20 @@ func (ks *Keyspace) RunExpiry(slot int, hz func() int, paused func() bool, took 
 		}
 	}
 }
+
+// ShardChanges returns the changes counted so far in shard i of db
+// (replication compares it before and after a command).
+func (db *DB) ShardChanges(i int) uint64 { return db.shards[i].dirty.Load() }
+
+// RemoveIfExpired removes key if it is present but logically expired,
+// even while expiry is paused (a replica applying its master's DEL of a
+// key it kept past its expiry). The key's shard must be locked.
+func (db *DB) RemoveIfExpired(key []byte) bool {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil || !e.vol || s.vol[string(key)] > Now() {
+		return false
+	}
+	db.removeExpired(s, key)
+	return true
+}
