@@ -329,18 +329,18 @@ func TestRDBStartupBinary(t *testing.T) {
 	}
 	bin := buildServer(t)
 	dir := t.TempDir()
-	start := func(extra ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	start := func(extra ...string) (*exec.Cmd, string, *syncBuffer) {
 		port := redistest.FreePort(t)
 		cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--dir", dir}, extra...)...)
-		var logs bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &logs, &logs // the log goes to stdout, as redis-server's does
+		logs := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = logs, logs // the log goes to stdout, as redis-server's does
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if c, err := redis.NewClient(&redis.Options{Addr: addr}).Ping(context.Background()).Result(); err == nil && c == "PONG" {
-				return cmd, addr, &logs
+				return cmd, addr, logs
 			}
 		}
 		cmd.Process.Kill()
@@ -389,8 +389,8 @@ func TestRDBStartupBinary(t *testing.T) {
 	port := redistest.FreePort(t)
 	plain := exec.Command(bin, "--port", strconv.Itoa(port))
 	plain.Dir = dir
-	var plainLogs bytes.Buffer
-	plain.Stdout, plain.Stderr = &plainLogs, &plainLogs
+	plainLogs := &syncBuffer{}
+	plain.Stdout, plain.Stderr = plainLogs, plainLogs
 	if err := plain.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -654,4 +654,22 @@ func readRDB(t *testing.T, path string, fn func(r *rdb.Record)) {
 	if err := rdb.ReadFile(b, true, &rdb.Handler{Key: func(r *rdb.Record) error { fn(r); return nil }}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// syncBuffer collects a child process's output while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
