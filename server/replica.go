@@ -246,7 +246,12 @@ func (l *replLink) timeout() time.Duration {
 // session is one connection to the master, until it drops.
 func (l *replLink) session() error {
 	s := l.s
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), 5*time.Second)
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if src := s.cfg.Get("bind-source-addr"); src != "" {
+		// The address the replica connects from (bind-source-addr).
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
+	}
+	conn, err := d.Dial("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)))
 	if err != nil {
 		return err
 	}

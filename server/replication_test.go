@@ -370,3 +370,16 @@ func TestReplicationSluiceToSluice(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+// bind-source-addr is the address a replica connects to its master from.
+func TestReplicaBindSourceAddr(t *testing.T) {
+	_, maddr := redistest.StartSluice(t)
+	_, saddr := redistest.StartSluice(t, "bind-source-addr", "127.0.0.2")
+	h, p := hostPort(maddr)
+	ctx := context.Background()
+	if err := replClient(t, saddr, 0).Do(ctx, "REPLICAOF", h, p).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInfo(t, saddr, `master_link_status:up`)
+	waitInfo(t, maddr, `slave0:ip=127\.0\.0\.2,`)
+}
