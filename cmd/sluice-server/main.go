@@ -73,6 +73,9 @@ func run(argv []string) int {
 	} else {
 		srv.Warnf("Configuration loaded")
 	}
+	if cfg.Get("appendonly") == "yes" {
+		srv.Warnf("WARNING: appendonly yes is accepted for compatibility, but Sluice writes no append-only file: persistence is RDB snapshots only (save points, SAVE, BGSAVE).")
+	}
 	// With persistence configured (save points, or dir or dbfilename
 	// given), the snapshot in dir/dbfilename, if there is one, is loaded
 	// before clients are served, as redis-server does; a corrupt one stops
