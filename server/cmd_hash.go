@@ -647,57 +647,13 @@ func redisDictSlots(n int) int64 {
 	return s
 }
 
-// lpEntrySize is the bytes Redis's listpack uses for one element: an
-// integer encoding when the string is a canonical int64, else a string
-// encoding, plus the back-length.
-func lpEntrySize(b []byte) int64 {
-	var l int64
-	if v, ok := resp.ParseInt(b); ok {
-		switch {
-		case v >= 0 && v <= 127:
-			l = 1
-		case v >= -4096 && v <= 4095:
-			l = 2
-		case v >= -1<<15 && v < 1<<15:
-			l = 3
-		case v >= -1<<23 && v < 1<<23:
-			l = 4
-		case v >= -1<<31 && v < 1<<31:
-			l = 5
-		default:
-			l = 9
-		}
-	} else {
-		n := int64(len(b))
-		switch {
-		case n < 64:
-			l = 1 + n
-		case n < 4096:
-			l = 2 + n
-		default:
-			l = 5 + n
-		}
-	}
-	switch {
-	case l <= 127:
-		return l + 1
-	case l < 16383:
-		return l + 2
-	case l < 2097151:
-		return l + 3
-	case l < 268435455:
-		return l + 4
-	}
-	return l + 5
-}
-
 // hashObjectSize mirrors objectComputeSize for hashes.
 func hashObjectSize(e *store.Entry, samples int64) int64 {
 	h := e.AsHash()
 	if h.IsListpack() {
 		n := int64(listpackHeader)
 		h.ForEach(func(f, v []byte) bool {
-			n += lpEntrySize(f) + lpEntrySize(v)
+			n += int64(store.ListpackEntrySize(f) + store.ListpackEntrySize(v))
 			return true
 		})
 		return robjSize + mallocSize(n)

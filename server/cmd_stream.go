@@ -820,6 +820,20 @@ func (c *Client) consumerForDB(g *store.StreamGroup, name, key []byte, db *store
 	return cons
 }
 
+// streamIDArgs parses a list of entry IDs (XDEL, XACK); on a bad one the
+// error is sent.
+func (c *Client) streamIDArgs(args [][]byte) ([]store.StreamID, bool) {
+	ids := make([]store.StreamID, 0, len(args))
+	for _, a := range args {
+		id, ok := c.streamIDArg(a, 0, true)
+		if !ok {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 func xdelCommand(c *Client, args [][]byte) {
 	s, ok := lookupStream(&c.w, c.DB(), args[1])
 	if !ok {
@@ -829,13 +843,9 @@ func xdelCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	ids := make([]store.StreamID, 0, len(args)-2)
-	for _, a := range args[2:] {
-		id, ok := c.streamIDArg(a, 0, true)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDArgs(args[2:])
+	if !ok {
+		return
 	}
 	deleted := 0
 	first := false
@@ -1101,13 +1111,9 @@ func xackCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	ids := make([]store.StreamID, 0, len(args)-3)
-	for _, a := range args[3:] {
-		id, ok := c.streamIDArg(a, 0, true)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDArgs(args[3:])
+	if !ok {
+		return
 	}
 	acked := 0
 	for _, id := range ids {

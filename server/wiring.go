@@ -84,22 +84,27 @@ func (s *Server) signalSwapped(dbs ...*store.DB) {
 	}
 }
 
-// signalStreamsGone signals, before db is emptied, the stream keys clients
-// wait for (Redis's scanDatabaseForDeletedStreams).
-func (s *Server) signalStreamsGone(db *store.DB) {
+// waitedKeys returns the keys of db that blocked clients wait for.
+func (s *Server) waitedKeys(db *store.DB) []string {
 	b := &s.blocking
 	if b.count.Load() == 0 {
-		return
+		return nil
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	var keys []string
 	for rk := range b.waiters {
 		if rk.dbi == db.ID {
 			keys = append(keys, rk.key)
 		}
 	}
-	b.mu.Unlock()
-	for _, k := range keys {
+	return keys
+}
+
+// signalStreamsGone signals, before db is emptied, the stream keys clients
+// wait for (Redis's scanDatabaseForDeletedStreams).
+func (s *Server) signalStreamsGone(db *store.DB) {
+	for _, k := range s.waitedKeys(db) {
 		if e := db.Peek([]byte(k)); e != nil && e.Kind() == store.KindStream {
 			s.signalKeyAsReady(db, []byte(k))
 		}
@@ -110,19 +115,7 @@ func (s *Server) signalStreamsGone(db *store.DB) {
 // wait for which held a stream before the swap (now in old) and no longer
 // do.
 func (s *Server) signalStreamsSwapped(db, old *store.DB) {
-	b := &s.blocking
-	if b.count.Load() == 0 {
-		return
-	}
-	b.mu.Lock()
-	var keys []string
-	for rk := range b.waiters {
-		if rk.dbi == db.ID {
-			keys = append(keys, rk.key)
-		}
-	}
-	b.mu.Unlock()
-	for _, k := range keys {
+	for _, k := range s.waitedKeys(db) {
 		was := old.Peek([]byte(k))
 		now := db.Peek([]byte(k))
 		if was != nil && was.Kind() == store.KindStream && (now == nil || now.Kind() != store.KindStream) {

@@ -276,6 +276,11 @@ func lpBacklenSize(l int) int {
 	return 5
 }
 
+// ListpackEntrySize is the bytes Redis's listpack uses for one element:
+// an integer encoding when b is a canonical int64, else a string encoding,
+// plus the back-length.
+func ListpackEntrySize(b []byte) int { return lpStrSize(b) }
+
 func lpStrSize(b []byte) int {
 	if len(b) > 0 && len(b) <= 20 {
 		if v, ok := parseCanonicalInt(b); ok {
