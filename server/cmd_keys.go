@@ -130,14 +130,16 @@ func (c *Client) intArg32(b []byte, msg string) (int, bool) {
 func delCommand(c *Client, args [][]byte) {
 	db := c.DB()
 	n, freed := int64(0), int64(0)
-	lazy := eq(args[0], "unlink") || c.srv.cfg.Get("lazyfree-lazy-user-del") == "yes"
 	for _, k := range args[1:] {
 		e := db.PeekRaw(k)
 		if e == nil {
 			continue
 		}
 		size := freedSize(e)
-		if lazy && !db.IsExpired(k) && freeEffort(e, int(c.srv.cfg.listPackSize.Load())) > lazyfreeThreshold {
+		// A string is one allocation, never freed lazily: DEL of strings
+		// skips the config lookup.
+		if e.Kind() != store.KindString && (eq(args[0], "unlink") || c.srv.cfg.Get("lazyfree-lazy-user-del") == "yes") &&
+			!db.IsExpired(k) && freeEffort(e, int(c.srv.cfg.listPackSize.Load())) > lazyfreeThreshold {
 			c.srv.lazyfreed.Add(1)
 		}
 		if db.Delete(k) {
