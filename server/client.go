@@ -8,6 +8,7 @@ import (
 	"time"
 	_ "unsafe" // for go:linkname
 
+	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -40,9 +41,9 @@ type Client struct {
 	unixSock bool
 
 	authed          bool
-	user            atomic.Pointer[aclUser] // ACL user; nil: the default user
-	aclKilled       atomic.Bool             // closed by an ACL change: gone from CLIENT LIST
-	closeAfterReply bool                    // QUIT, protocol error: close once replies are written
+	user            atomic.Pointer[acl.User] // ACL user; nil: the default user
+	aclKilled       atomic.Bool              // closed by an ACL change: gone from CLIENT LIST
+	closeAfterReply bool                     // QUIT, protocol error: close once replies are written
 	closeASAP       atomic.Bool
 	sigPending      atomic.Bool // queued on its loop's ready list
 	blockedFlag     atomic.Bool
@@ -292,7 +293,7 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	// ACLs: one test for a user allowed everything (the default user).
-	if u := c.user.Load(); u == nil || u.restricted.Load() {
+	if u := c.user.Load(); u == nil || u.Restricted() {
 		if !c.aclPermit(cmd, args) {
 			return
 		}
@@ -439,7 +440,7 @@ func trunc(s string, n int) string {
 func (c *Client) call(cmd *Command, args [][]byte) {
 	if c.inExec && !c.fromScript {
 		// EXEC checks ACLs again: they may have changed since queueing.
-		if u := c.user.Load(); u != nil && u.restricted.Load() && !c.aclExecPermit(cmd, args) {
+		if u := c.user.Load(); u != nil && u.Restricted() && !c.aclExecPermit(cmd, args) {
 			return
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -125,7 +126,7 @@ func authCommand(c *Client, args [][]byte) {
 	}
 	user, pass := []byte("default"), args[1]
 	if len(args) == 2 {
-		if c.srv.cfg.acl.def.get().flags&uflagNopass != 0 {
+		if c.srv.cfg.acl.Default().Rules().Nopass() {
 			c.w.Error(errNoPassSet)
 			return
 		}
@@ -590,7 +591,7 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmdName...)
 	b = append(b, " user="...)
-	b = append(b, t.aclUser().name...)
+	b = append(b, t.aclUser().Name()...)
 	b = append(b, " redir="...)
 	b = strconv.AppendInt(b, c.srv.trackingRedir(t), 10)
 	b = append(b, " resp="...)
@@ -683,7 +684,7 @@ func clientKillCmd(c *Client, args [][]byte) {
 	typ := -1
 	var id int64
 	skipme := true
-	var user *aclUser
+	var user *acl.User
 	if len(args) == 3 {
 		addr = args[2]
 		skipme = false
@@ -712,7 +713,7 @@ func clientKillCmd(c *Client, args [][]byte) {
 			case eq(opt, "laddr"):
 				laddr = val
 			case eq(opt, "user"):
-				if user = c.srv.cfg.acl.user(string(val)); user == nil {
+				if user = c.srv.cfg.acl.User(string(val)); user == nil {
 					c.w.Error("ERR No such user '" + string(val) + "'")
 					return
 				}

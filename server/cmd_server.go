@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -246,7 +247,7 @@ func configRewriteCmd(c *Client, args [][]byte) {
 // ---- COMMAND ----
 
 // aclCategories are Redis's ACL categories in the order COMMAND shows them.
-var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting"}
+var aclCategories = acl.Categories()
 
 // commandFlagOrder is the order of the flags COMMAND shows.
 var commandFlagOrder = []string{"write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth", "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys", "allow_busy"}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -69,7 +70,7 @@ type Config struct {
 	given map[string]bool // directives set at start-up (config file, flags, Set)
 
 	pass            atomic.Pointer[string]
-	acl             *aclState // users and ACL log (acl.go)
+	acl             *acl.Store // users and ACL log (acl.go)
 	maxClients      atomic.Int64
 	timeoutSec      atomic.Int64
 	qbufLimit       atomic.Int64
@@ -131,7 +132,7 @@ type Config struct {
 // requirePass is non-empty when connections must authenticate: the
 // default user has a password (requirepass sets it) or is off.
 func (cfg *Config) requirePass() string {
-	if cfg.acl != nil && cfg.acl.authRequired.Load() {
+	if cfg.acl != nil && cfg.acl.AuthRequired() {
 		return "auth"
 	}
 	return ""
@@ -306,7 +307,7 @@ var params = []*param{
 	strP("masterauth", "", false),
 	strP("requirepass", "", false).onSet(func(cfg *Config, v string) error {
 		cfg.pass.Store(&v)
-		cfg.acl.setRequirePass(v)
+		cfg.acl.SetRequirePass(v)
 		return nil
 	}),
 
@@ -487,7 +488,7 @@ var paramByName = func() map[string]*param {
 // NewConfig returns the default configuration.
 func NewConfig() *Config {
 	cfg := &Config{vals: map[string]string{}}
-	cfg.acl = newACLState(cfg)
+	cfg.acl = newACLStore(cfg)
 	for _, p := range params {
 		if err := cfg.set(p, p.def, true); err != nil {
 			panic("default of " + p.name + ": " + err.Error())

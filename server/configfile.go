@@ -194,7 +194,7 @@ func (cfg *Config) applyDirective(args []string) error {
 	case name == "rename-command" && len(vals) == 2:
 		return errors.New("rename-command is not supported by Sluice")
 	case name == "user" && len(vals) >= 1:
-		return cfg.aclAppendUser(vals)
+		return cfg.acl.AddConfigUser(vals)
 	case name == "loadmodule" && len(vals) >= 1:
 		return errors.New("modules are not supported by Sluice")
 	case name == "sentinel":
