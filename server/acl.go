@@ -101,8 +101,8 @@ func newACLStore(cfg *Config) *acl.Store {
 
 // aclRequest is what the ACL check needs of a command: the keys and
 // channels are found only when the rules can depend on them.
-func aclRequest(r *acl.Rules, cmd *Command, args [][]byte) *acl.Request {
-	req := &acl.Request{Cmd: aclCmds[cmd.id], Args: args}
+func aclRequest(r *acl.Rules, cmd *Command, args [][]byte) acl.Request {
+	req := acl.Request{Cmd: aclCmds[cmd.id], Args: args}
 	if r.NeedsKeys() {
 		req.Keys = aclKeyRefs(cmd, args)
 	}
@@ -115,7 +115,8 @@ func aclRequest(r *acl.Rules, cmd *Command, args [][]byte) *acl.Request {
 // aclCheck checks args against the user's rules.
 func aclCheck(u *acl.User, cmd *Command, args [][]byte) (acl.Reason, int) {
 	r := u.Rules()
-	return r.Check(aclRequest(r, cmd, args))
+	req := aclRequest(r, cmd, args)
+	return r.Check(&req)
 }
 
 // ---- permission checks ----
@@ -228,7 +229,8 @@ func (c *Client) aclSortAllowed(args [][]byte) bool {
 		return true
 	}
 	r := u.Rules()
-	return r.UnrestrictedKeys(aclRequest(r, c.cur, args), acl.Read)
+	req := aclRequest(r, c.cur, args)
+	return r.UnrestrictedKeys(&req, acl.Read)
 }
 
 // ---- authentication ----

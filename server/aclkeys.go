@@ -19,12 +19,7 @@ func aclKeyRefs(cmd *Command, args [][]byte) []acl.KeyRef {
 	if !aclKeyInfos()[cmd.id].hasKeys {
 		return nil
 	}
-	refs := aclKeys(cmd, args)
-	out := make([]acl.KeyRef, len(refs))
-	for i, r := range refs {
-		out[i] = acl.KeyRef{Pos: r.pos, Need: keyPermsNeeded(r.flags)}
-	}
-	return out
+	return aclKeys(cmd, args)
 }
 
 // aclChannelRefs returns the channels args publishes or subscribes to.
@@ -142,11 +137,12 @@ func aclKeyInfos() []aclKeyInfo {
 	return aclKeyInfoList
 }
 
-type aclKeyRef struct{ pos, flags int }
+// keyRef is a key at pos with these key-spec flags.
+func keyRef(pos, flags int) acl.KeyRef { return acl.KeyRef{Pos: pos, Need: keyPermsNeeded(flags)} }
 
 // aclKeys returns the keys of a command with their key-spec flags, as
 // Redis's getKeysFromCommandWithSpecs does.
-func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
+func aclKeys(cmd *Command, args [][]byte) []acl.KeyRef {
 	info := &aclKeyInfos()[cmd.id]
 	if info.useSpecs {
 		if refs, ok := keysFromSpecs(cmd, info.specs, args); ok {
@@ -162,7 +158,7 @@ func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
 				break
 			}
 		}
-		return []aclKeyRef{{1, fl}}
+		return []acl.KeyRef{keyRef(1, fl)}
 	case "bitfield":
 		ro := true
 		for i := 2; i < len(args); i++ {
@@ -182,11 +178,11 @@ func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
 			break
 		}
 		if ro {
-			return []aclKeyRef{{1, ksRO | ksAccess}}
+			return []acl.KeyRef{keyRef(1, ksRO|ksAccess)}
 		}
-		return []aclKeyRef{{1, ksRW | ksAccess | ksUpdate}}
+		return []acl.KeyRef{keyRef(1, ksRW|ksAccess|ksUpdate)}
 	case "sort", "sort_ro":
-		refs := []aclKeyRef{{1, ksRO | ksAccess}}
+		refs := []acl.KeyRef{keyRef(1, ksRO|ksAccess)}
 		if cmd.Name == "sort_ro" {
 			return refs
 		}
@@ -202,7 +198,7 @@ func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
 			}
 		}
 		if store > 0 {
-			refs = append(refs, aclKeyRef{store, ksOW | ksUpdate})
+			refs = append(refs, keyRef(store, ksOW|ksUpdate))
 		}
 		return refs
 	case "migrate":
@@ -226,9 +222,9 @@ func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
 				}
 			}
 		}
-		var refs []aclKeyRef
+		var refs []acl.KeyRef
 		for i := 0; i < num; i++ {
-			refs = append(refs, aclKeyRef{first + i, ksRW | ksAccess | ksDelete})
+			refs = append(refs, keyRef(first+i, ksRW|ksAccess|ksDelete))
 		}
 		return refs
 	}
@@ -244,10 +240,10 @@ func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
 		}()
 		pos = cmd.Keys(args)
 	}()
-	refs := make([]aclKeyRef, 0, len(pos))
+	refs := make([]acl.KeyRef, 0, len(pos))
 	for _, p := range pos {
 		if p > 0 && p < len(args) {
-			refs = append(refs, aclKeyRef{p, 0})
+			refs = append(refs, keyRef(p, 0))
 		}
 	}
 	return refs
@@ -255,9 +251,9 @@ func aclKeys(cmd *Command, args [][]byte) []aclKeyRef {
 
 // keysFromSpecs is Redis's getKeysUsingKeySpecs; ok is false when a spec
 // cannot be used (incomplete, or the arguments do not fit it).
-func keysFromSpecs(cmd *Command, specs []aclKeySpec, args [][]byte) ([]aclKeyRef, bool) {
+func keysFromSpecs(cmd *Command, specs []aclKeySpec, args [][]byte) ([]acl.KeyRef, bool) {
 	argc := len(args)
-	var refs []aclKeyRef
+	var refs []acl.KeyRef
 	for _, s := range specs {
 		if s.flags&ksNotKey != 0 {
 			continue
@@ -322,7 +318,7 @@ func keysFromSpecs(cmd *Command, specs []aclKeySpec, args [][]byte) ([]aclKeyRef
 			return nil, false
 		}
 		for i := first; i <= last; i += step {
-			refs = append(refs, aclKeyRef{i, s.flags})
+			refs = append(refs, keyRef(i, s.flags))
 		}
 		if s.flags&ksIncomplete != 0 {
 			return nil, false
