@@ -139,9 +139,9 @@ func (e errCode) Error() string {
 	return "Wrong format"
 }
 
-// HasSpaces reports whether s holds a blank or a NUL, which user names
+// hasSpaces reports whether s holds a blank or a NUL, which user names
 // and patterns may not.
-func HasSpaces(s string) bool {
+func hasSpaces(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case ' ', '\t', '\n', '\v', '\f', '\r', 0:
@@ -204,7 +204,7 @@ func (s *selector) apply(t *Commands, op string) errCode {
 			perms = ReadWrite
 		}
 		pat := op[off:]
-		if HasSpaces(pat) {
+		if hasSpaces(pat) {
 			return errSyntax
 		}
 		found := false
@@ -223,7 +223,7 @@ func (s *selector) apply(t *Commands, op string) errCode {
 			return errChannelsAfterAll
 		}
 		pat := op[1:]
-		if HasSpaces(pat) {
+		if hasSpaces(pat) {
 			return errSyntax
 		}
 		found := false

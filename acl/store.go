@@ -249,7 +249,7 @@ func (st *Store) apply(r *Rules, op string) errCode {
 // (created when missing), all or nothing. A user that loses channels is
 // reported to OnChange with origin.
 func (st *Store) SetUser(name string, ops []string, origin any) error {
-	if HasSpaces(name) {
+	if hasSpaces(name) {
 		return errors.New("Usernames can't contain spaces or null characters")
 	}
 	merged, bad, ok := mergeSelectorArgs(ops)
@@ -349,7 +349,7 @@ func (st *Store) Load(file string, data []byte, origin any) error {
 			fmt.Fprintf(&errs, "%s:%d should start with user keyword followed by the username. ", file, i+1)
 			continue
 		}
-		if HasSpaces(argv[1]) {
+		if hasSpaces(argv[1]) {
 			fmt.Fprintf(&errs, "'%s:%d: username '%s' contains invalid characters. ", file, i+1, argv[1])
 			continue
 		}
@@ -442,7 +442,7 @@ func (st *Store) ApplyConfigUsers() (warnings []string) {
 	defer st.mu.Unlock()
 	for _, p := range st.pending {
 		name := p[0]
-		if HasSpaces(name) {
+		if hasSpaces(name) {
 			warnings = append(warnings, "Spaces not allowed in ACL usernames")
 			continue
 		}

@@ -71,9 +71,6 @@ func (r *Rules) clone() *Rules {
 // Nopass reports whether the user takes any password.
 func (r *Rules) Nopass() bool { return r.flags&uflagNopass != 0 }
 
-// Enabled reports whether the user may log in.
-func (r *Rules) Enabled() bool { return r.flags&uflagDisabled == 0 }
-
 // HashPassword returns the SHA-256 hex of a password, as rules and the
 // aclfile store it.
 func HashPassword(p string) string {
