@@ -39,6 +39,7 @@ type Client struct {
 	laddr    string
 	fd       int
 	unixSock bool
+	tls      *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)
 
 	authed          bool
 	user            atomic.Pointer[acl.User] // ACL user; nil: the default user

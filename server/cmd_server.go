@@ -182,6 +182,14 @@ func configSetCmd(c *Client, args [][]byte) {
 			return
 		}
 	}
+	if i, err := cfg.runLater(ps); err != nil {
+		c.srv.Warnf("Failed applying new configuration. Possibly related to new %s setting. Restoring previous settings.", ps[i].name)
+		for j := len(ps) - 1; j >= 0; j-- {
+			cfg.store(ps[j], old[j])
+		}
+		c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ps[i].name + "') - " + err.Error())
+		return
+	}
 	if cfg.OnChange != nil {
 		for i, p := range ps {
 			cfg.OnChange(p.name, vals[i])

@@ -60,6 +60,9 @@ type param struct {
 	apply func(cfg *Config, v string) error
 	// show formats the value for CONFIG GET (nil: the stored text).
 	show func(cfg *Config) string
+	// later, for CONFIG SET, applies the value once all of the command's
+	// values are set (Redis's apply functions; the TLS directives).
+	later *laterHook
 }
 
 // Config is the server's configuration. Values used on hot paths are
@@ -109,7 +112,14 @@ type Config struct {
 	mmHook func()
 	// listenHook moves the TCP listeners (CONFIG SET port, bind) while
 	// the server runs; nil before the server exists.
-	listenHook    func(bind []string, port string) error
+	listenHook func(bind []string, port string) error
+	// TLS hooks (tls.go), nil before the server exists: load the TLS
+	// configuration, whether one is loaded, move the TLS listeners, and
+	// apply tls-auth-clients.
+	tlsHook       func() error
+	tlsLoaded     func() bool
+	listenTLSHook func(bind []string, port string) error
+	tlsAuthHook   func(v string)
 	slowlogThresh atomic.Int64 // slowlog-log-slower-than, microseconds
 	slowlogMaxLen atomic.Int64
 	latencyThresh atomic.Int64 // latency-monitor-threshold, ms
@@ -188,6 +198,7 @@ func (p *param) shown(fn func(*Config) string) *param                  { p.show 
 func (p *param) vals(v ...int) *param                                  { p.enumVals = v; return p }
 func (p *param) multi() *param                                         { p.multiArg = true; return p }
 func (p *param) prot() *param                                          { p.protected = true; return p }
+func (p *param) after(h *laterHook) *param                             { p.later = h; return p }
 func atom(f func(c *Config) *atomic.Int64) func(*Config, string) error { return intApply(f) }
 
 // mmApply stores a numeric value (dst nil: none) and tells the server its
@@ -436,27 +447,32 @@ var params = []*param{
 	intP("set-max-listpack-entries", 0, longMax, "128").unsigned().hide().onSet(atom(func(c *Config) *atomic.Int64 { return &c.setMaxLP })),
 	memP("set-max-listpack-value", 0, longMax, "64").unsigned().hide().onSet(atom(func(c *Config) *atomic.Int64 { return &c.setMaxLPVal })),
 
-	// TLS configs (stored only: Sluice does not speak TLS).
-	intP("tls-port", 0, 65535, "0"),
-	intP("tls-session-cache-size", 0, intMax, "20480"),
-	intP("tls-session-cache-timeout", 0, intMax, "300"),
-	boolP("tls-cluster", "no", false),
-	boolP("tls-replication", "no", false),
-	enumP("tls-auth-clients", "yes", "no", "yes", "optional"),
-	boolP("tls-prefer-server-ciphers", "no", false),
-	boolP("tls-session-caching", "yes", false),
-	strP("tls-cert-file", "", false),
-	strP("tls-key-file", "", false),
-	strP("tls-key-file-pass", "", false),
-	strP("tls-client-cert-file", "", false),
-	strP("tls-client-key-file", "", false),
-	strP("tls-client-key-file-pass", "", false),
-	strP("tls-dh-params-file", "", false),
-	strP("tls-ca-cert-file", "", false),
-	strP("tls-ca-cert-dir", "", false),
-	strP("tls-protocols", "", false),
-	strP("tls-ciphers", "", false),
-	strP("tls-ciphersuites", "", false),
+	// TLS configs (tls.go): CONFIG SET loads the TLS configuration again.
+	intP("tls-port", 0, 65535, "0").after(tlsPortHook),
+	intP("tls-session-cache-size", 0, intMax, "20480").after(tlsConfigHook),
+	intP("tls-session-cache-timeout", 0, intMax, "300").after(tlsConfigHook),
+	boolP("tls-cluster", "no", false).after(tlsConfigHook),
+	boolP("tls-replication", "no", false).after(tlsConfigHook),
+	enumP("tls-auth-clients", "yes", "no", "yes", "optional").onSet(func(cfg *Config, v string) error {
+		if cfg.tlsAuthHook != nil {
+			cfg.tlsAuthHook(v)
+		}
+		return nil
+	}),
+	boolP("tls-prefer-server-ciphers", "no", false).after(tlsConfigHook),
+	boolP("tls-session-caching", "yes", false).after(tlsConfigHook),
+	strP("tls-cert-file", "", false).after(tlsConfigHook),
+	strP("tls-key-file", "", false).after(tlsConfigHook),
+	strP("tls-key-file-pass", "", false).after(tlsConfigHook),
+	strP("tls-client-cert-file", "", false).after(tlsConfigHook),
+	strP("tls-client-key-file", "", false).after(tlsConfigHook),
+	strP("tls-client-key-file-pass", "", false).after(tlsConfigHook),
+	strP("tls-dh-params-file", "", false).after(tlsConfigHook),
+	strP("tls-ca-cert-file", "", false).after(tlsConfigHook),
+	strP("tls-ca-cert-dir", "", false).after(tlsConfigHook),
+	strP("tls-protocols", "", false).after(tlsConfigHook),
+	strP("tls-ciphers", "", false).after(tlsConfigHook),
+	strP("tls-ciphersuites", "", false).after(tlsConfigHook),
 
 	// Special configs.
 	{name: "dir", kind: pSpecial, def: "", protected: true, apply: applyDir, show: func(*Config) string { return workDir() }},

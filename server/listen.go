@@ -12,9 +12,10 @@ import (
 // all of them opened, as Redis does, so a failed change leaves the server
 // listening where it was. Connections already open stay.
 
-// relisten replaces the TCP listeners with ones on bind (addresses, "-"
-// marking an optional one) and port ("0": no TCP listener).
-func (s *Server) relisten(bind []string, port string) error {
+// relisten replaces the TCP listeners of one kind (plain, or the TLS
+// port's when tlsPort) with ones on bind (addresses, "-" marking an
+// optional one) and port ("0": none of that kind).
+func (s *Server) relisten(bind []string, port string, tlsPort bool) error {
 	s.lnMu.Lock()
 	defer s.lnMu.Unlock()
 	select {
@@ -23,9 +24,16 @@ func (s *Server) relisten(bind []string, port string) error {
 	default:
 	}
 	// A listener already on one of the wanted addresses stays as it is.
+	ofKind := func(ln net.Listener) bool {
+		if tlsPort {
+			return isTLSListener(ln)
+		}
+		_, ok := ln.(*net.TCPListener)
+		return ok
+	}
 	current := map[string]net.Listener{}
 	for _, ln := range s.lns {
-		if _, ok := ln.(*net.TCPListener); ok {
+		if ofKind(ln) {
 			current[ln.Addr().String()] = ln
 		}
 	}
@@ -54,13 +62,16 @@ func (s *Server) relisten(bind []string, port string) error {
 				closeAll(fresh)
 				return err
 			}
+			if tlsPort {
+				ln = &tlsListener{TCPListener: ln.(*net.TCPListener), srv: s}
+			}
 			fresh = append(fresh, ln)
 			listening = append(listening, ln)
 		}
 	}
 	var old, kept []net.Listener
 	for _, ln := range s.lns {
-		if _, ok := ln.(*net.TCPListener); ok && !stay[ln] {
+		if ok := ofKind(ln); ok && !stay[ln] {
 			old = append(old, ln)
 		} else if !ok {
 			kept = append(kept, ln)
@@ -75,7 +86,7 @@ func (s *Server) relisten(bind []string, port string) error {
 		}
 		closeAll(old)
 	}
-	s.lns = append(listening, kept...)
+	s.lns = orderListeners(append(listening, kept...))
 	addrs := make([]net.Addr, 0, len(s.lns))
 	for _, ln := range s.lns {
 		addrs = append(addrs, ln.Addr())
@@ -112,7 +123,38 @@ func (w *listenerSwap) done() {
 	}
 }
 
-// applyListen is the hook CONFIG SET port and bind call while running.
+// orderListeners puts the plain TCP listeners first, then the TLS ones,
+// then the rest (the unix socket): Addrs()[0] is the port a client or a
+// replica announcement names first, as Redis's port, else tls-port.
+func orderListeners(lns []net.Listener) []net.Listener {
+	rank := func(ln net.Listener) int {
+		switch ln.(type) {
+		case *net.TCPListener:
+			return 0
+		case *tlsListener:
+			return 1
+		}
+		return 2
+	}
+	out := make([]net.Listener, 0, len(lns))
+	for r := 0; r < 3; r++ {
+		for _, ln := range lns {
+			if rank(ln) == r {
+				out = append(out, ln)
+			}
+		}
+	}
+	return out
+}
+
+// applyListen is the hook CONFIG SET port and bind call while running:
+// the plain listeners move to bind and port, and the TLS ones to bind.
 func (s *Server) applyListen(bind []string, port string) error {
-	return s.relisten(bind, port)
+	if err := s.relisten(bind, port, false); err != nil {
+		return err
+	}
+	if tp := s.cfg.Get("tls-port"); tp != "0" {
+		return s.relisten(bind, tp, true)
+	}
+	return nil
 }

@@ -29,6 +29,11 @@ type loop struct {
 	rbuf  []byte
 	wbuf  []byte
 
+	// tlsLFDs are the listeners on TLS ports, tlsBuf the ciphertext read
+	// for a TLS connection (loop_tls_linux.go).
+	tlsLFDs map[int]bool
+	tlsBuf  []byte
+
 	mu       sync.Mutex
 	tasks    []func()
 	ready    []*Client // clients signalled by other goroutines (output, unblock)
@@ -66,6 +71,7 @@ func (s *Server) startLoops(lns []net.Listener) error {
 		if err := l.init(fds); err != nil {
 			return err
 		}
+		l.tlsLFDs = tlsListenerFDs(lns)
 	}
 	for _, l := range s.loops {
 		s.wg.Add(1)
@@ -98,7 +104,7 @@ func shutdownListeners(lns []net.Listener) {
 // swapLoopListeners has every loop watch fresh instead of old; the old
 // listeners close once no loop watches them.
 func (s *Server) swapLoopListeners(old, fresh []net.Listener) {
-	oldFDs, freshFDs := listenerFDs(old), listenerFDs(fresh)
+	oldFDs, freshFDs, freshTLS := listenerFDs(old), listenerFDs(fresh), tlsListenerFDs(fresh)
 	// Stop listening now, as Redis's close does; the descriptors stay
 	// open (their numbers taken) until no loop watches them.
 	shutdownListeners(old)
@@ -110,11 +116,15 @@ func (s *Server) swapLoopListeners(old, fresh []net.Listener) {
 				ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
 				if unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev) == nil {
 					l.lfds[fd] = true
+					if freshTLS[fd] {
+						l.tlsLFDs[fd] = true
+					}
 				}
 			}
 			for _, fd := range oldFDs {
 				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 				delete(l.lfds, fd)
+				delete(l.tlsLFDs, fd)
 			}
 			sw.done()
 		})
@@ -302,6 +312,7 @@ func (l *loop) runTasks() {
 }
 
 func (l *loop) accept(lfd int) {
+	isTLS := l.tlsLFDs[lfd]
 	for i := 0; i < 64; i++ {
 		fd, sa, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
@@ -335,15 +346,30 @@ func (l *loop) accept(lfd int) {
 			c.signal = func() { l.signalClient(c) }
 		})
 		if c == nil {
-			unix.Write(fd, []byte("-"+errMaxClients+"\r\n"))
+			if !isTLS { // before a handshake there is no way to say it
+				unix.Write(fd, []byte("-"+errMaxClients+"\r\n"))
+			}
 			unix.Close(fd)
 			continue
 		}
 		l.conns[fd] = c
+		if isTLS {
+			l.startTLS(c)
+			continue
+		}
 		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			l.close(c)
 		}
 	}
+}
+
+// readConn reads what c sent: from the socket, or the plaintext of a TLS
+// connection (tlsRead).
+func (l *loop) readConn(c *Client, p []byte) (int, error) {
+	if c.tls != nil {
+		return l.tlsRead(c, p)
+	}
+	return rawRead(c.fd, p)
 }
 
 // onSignal writes output delivered from other goroutines and resumes a
@@ -375,7 +401,7 @@ func (l *loop) onReadable(c *Client) {
 	var buf []byte
 	own := len(c.qbuf) > 0 || c.blocked
 	if !own {
-		n, err := rawRead(c.fd, l.rbuf)
+		n, err := l.readConn(c, l.rbuf)
 		if n <= 0 {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				return
@@ -394,7 +420,7 @@ func (l *loop) onReadable(c *Client) {
 			copy(nb, c.qbuf)
 			c.qbuf = nb
 		}
-		n, err := rawRead(c.fd, c.qbuf[len(c.qbuf):cap(c.qbuf)])
+		n, err := l.readConn(c, c.qbuf[len(c.qbuf):cap(c.qbuf)])
 		if n <= 0 {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				return
@@ -500,6 +526,9 @@ func (l *loop) repliesOverLimit(c *Client) bool {
 // from this client meanwhile). It reports whether everything was written.
 func (l *loop) write(c *Client) bool {
 	data := c.w.Buf
+	if c.tls != nil {
+		data = l.sealTLS(c, data)
+	}
 	if len(c.pending) > 0 {
 		c.pending = append(c.pending, data...)
 		c.outLen.Store(int64(len(c.pending)))
@@ -570,6 +599,9 @@ func (l *loop) onWritable(c *Client) {
 func (l *loop) close(c *Client) {
 	if c.fd < 0 || l.conns[c.fd] != c {
 		return
+	}
+	if c.tls != nil {
+		l.closeTLS(c)
 	}
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)

@@ -106,6 +106,7 @@ type Server struct {
 	ev                       *evictState   // maxmemory (evict.go)
 	pause                    pauseState    // CLIENT PAUSE (pause.go)
 	repl                     replState     // replication, both sides (replication.go, replica.go)
+	tls                      tlsState      // TLS configuration in force (tls.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -149,6 +150,7 @@ func New(cfg *Config) *Server {
 	s.wireMonitors()
 	s.wireEviction()
 	s.wireReplication()
+	s.wireTLS()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -186,23 +188,47 @@ func (s *Server) Addrs() []net.Addr {
 }
 
 // Start opens the listeners from the configuration (bind, port,
-// unixsocket) and starts serving. Port 0 picks a free port.
+// tls-port, unixsocket) and starts serving. Port 0 with no TLS port and no
+// unix socket picks a free port. When TLS is wanted (tls-port,
+// tls-replication or tls-cluster) its configuration is loaded first; a
+// failure is logged as redis-server logs it and returned wrapping
+// ErrTLSConfig.
 func (s *Server) Start() error {
-	port := s.cfg.Get("port")
+	if s.cfg.tlsWanted() {
+		if err := s.configureTLS(); err != nil {
+			s.Warnf("%v", ErrTLSConfig)
+			return fmt.Errorf("%w: %v", ErrTLSConfig, err)
+		}
+	}
+	port, tlsPort := s.cfg.Get("port"), s.cfg.Get("tls-port")
 	var lns []net.Listener
-	if port != "0" || s.cfg.Get("unixsocket") == "" {
+	listen := func(port string, tls bool) error {
 		for _, host := range strings.Fields(s.cfg.Get("bind")) {
 			host = strings.TrimPrefix(host, "-")
 			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 			if err != nil {
 				closeAll(lns)
-				return err
+				return &ListenError{Port: port, TLS: tls, Err: err}
+			}
+			if tls {
+				ln = &tlsListener{TCPListener: ln.(*net.TCPListener), srv: s}
 			}
 			lns = append(lns, ln)
 			if port == "0" {
 				// All bind addresses share the port the first one got.
 				port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 			}
+		}
+		return nil
+	}
+	if port != "0" || s.cfg.Get("unixsocket") == "" && tlsPort == "0" {
+		if err := listen(port, false); err != nil {
+			return err
+		}
+	}
+	if tlsPort != "0" {
+		if err := listen(tlsPort, true); err != nil {
+			return err
 		}
 	}
 	if path := s.cfg.Get("unixsocket"); path != "" {

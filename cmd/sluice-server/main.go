@@ -91,10 +91,17 @@ func run(argv []string) int {
 	done := make(chan struct{})
 	srv.OnShutdown(func() { close(done) })
 	if err := srv.Start(); err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		var le *server.ListenError
+		switch {
+		case errors.Is(err, server.ErrTLSConfig):
+			// Start logged why, as redis-server does.
+		case errors.As(err, &le) && le.TLS:
+			srv.Warnf("Warning: Could not create server TCP listening socket %s: %v", net.JoinHostPort(cfg.Get("bind"), le.Port), le.Err)
+			srv.Warnf("Failed listening on port %s (TLS), aborting.", le.Port)
+		case errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL):
 			srv.Warnf("Warning: Could not create server TCP listening socket %s: %v", net.JoinHostPort(cfg.Get("bind"), cfg.Get("port")), err)
 			srv.Warnf("Failed listening on port %s (TCP), aborting.", cfg.Get("port"))
-		} else {
+		default:
 			srv.Warnf("Could not start server: %v", err)
 		}
 		fmt.Fprintf(os.Stderr, "Could not start server: %v\n", err)

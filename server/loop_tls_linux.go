@@ -1,0 +1,205 @@
+//go:build linux
+
+package server
+
+import (
+	"crypto/tls"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// TLS connections on the event loops.
+//
+// A loop accepts a connection on a TLS port like any other and registers
+// its client (so maxclients, CLIENT LIST and the idle timeout see it, as
+// in Redis), but the handshake runs on a goroutine of its own over a
+// duplicate of the socket: a client that stalls mid-handshake holds that
+// goroutine, never the loop. When the handshake is done the loop takes the
+// connection over: it reads ciphertext from the socket as it reads plain
+// connections, feeds it to the tls.Conn through an in-memory transport
+// (tls.go's loopTransport) and parses the plaintext that comes out; the
+// replies of a batch are encrypted in one tls.Conn.Write and sent with the
+// batch's one write. So a TLS connection costs the loop the same system
+// calls as a plain one.
+//
+// The loop's hooks are four: accept (startTLS), onReadable (tlsRead
+// instead of the raw read), write (sealTLS before the raw write) and
+// close (closeTLS).
+
+// tlsRecordMax is the most ciphertext one TLS record takes (header,
+// 16 KiB of data and the largest expansion).
+const tlsRecordMax = 5 + 16384 + 2048
+
+// tlsListenerFDs returns the descriptors of the TLS listeners in lns.
+func tlsListenerFDs(lns []net.Listener) map[int]bool {
+	out := map[int]bool{}
+	for _, ln := range lns {
+		if isTLSListener(ln) {
+			for _, fd := range listenerFDs([]net.Listener{ln}) {
+				out[fd] = true
+			}
+		}
+	}
+	return out
+}
+
+// startTLS begins the handshake of a client accepted on a TLS port.
+func (l *loop) startTLS(c *Client) {
+	cfg := l.srv.serverTLS()
+	var nc net.Conn
+	if cfg != nil {
+		if dup, err := unix.Dup(c.fd); err == nil {
+			f := os.NewFile(uintptr(dup), "")
+			nc, err = net.FileConn(f) // a socket Go's poller waits on
+			f.Close()
+			if err != nil {
+				nc = nil
+			}
+		}
+	}
+	if nc == nil {
+		l.close(c)
+		return
+	}
+	tc := &tlsConn{hsConn: nc}
+	tc.t.hs, tc.t.local, tc.t.remote = nc, nc.LocalAddr(), nc.RemoteAddr()
+	tc.conn = tls.Server(&tc.t, cfg)
+	c.tls = tc
+	go func() {
+		err := tc.conn.Handshake()
+		tc.hsMu.Lock()
+		tc.hsConn = nil
+		tc.hsMu.Unlock()
+		tc.t.hs = nil // from here on the loop feeds the transport
+		nc.Close()
+		l.post(func() { l.handshakeDone(c, err) })
+	}()
+}
+
+// handshakeDone hands a client whose handshake ended to the loop, or
+// closes it when the handshake failed.
+func (l *loop) handshakeDone(c *Client, err error) {
+	if c.fd < 0 || l.conns[c.fd] != c {
+		return // closed meanwhile (CLIENT KILL, timeout, shutdown)
+	}
+	if err != nil {
+		l.srv.Warnf("Error accepting a client connection: %v", err)
+		l.close(c)
+		return
+	}
+	c.tls.ready = true
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
+		l.close(c)
+		return
+	}
+	// The handshake may have read the first commands with its last
+	// record: serve them now, the socket may have nothing more to say.
+	l.onReadable(c)
+}
+
+// tlsRead reads ciphertext from c's socket and returns the plaintext it
+// decrypts into p, like a read(2): n > 0, or -1 with EAGAIN when no whole
+// record came, or n <= 0 with another error when the connection ended.
+// At most len(p) minus a record of ciphertext is read, so what it decrypts
+// (with a record left over from the last read) always fits in p.
+func (l *loop) tlsRead(c *Client, p []byte) (int, error) {
+	tc := c.tls
+	if tc.readErr != nil {
+		return -1, tc.readErr
+	}
+	if l.tlsBuf == nil {
+		l.tlsBuf = make([]byte, readSize)
+	}
+	room := min(len(p)-tlsRecordMax, len(l.tlsBuf))
+	n, err := rawRead(c.fd, l.tlsBuf[:max(room, 1024)])
+	if n == 0 {
+		return 0, nil // EOF
+	}
+	if n < 0 && err != unix.EAGAIN && err != unix.EINTR {
+		return n, err
+	}
+	if n > 0 {
+		tc.t.in = l.tlsBuf[:n]
+	}
+	got := 0
+	for got < len(p) {
+		m, rerr := tc.conn.Read(p[got:])
+		got += m
+		if rerr == nil {
+			continue
+		}
+		if rerr == errWouldBlock {
+			break
+		}
+		// A close_notify (EOF) or a TLS error: send the alert it queued,
+		// and end the connection once the plaintext before it is served.
+		tc.t.in = nil
+		l.flushTLSControl(c)
+		if got > 0 {
+			tc.readErr = rerr
+			l.readAgain(c)
+			return got, nil
+		}
+		return -1, rerr
+	}
+	tc.t.in = nil
+	if got == len(p) {
+		// More may wait inside the tls.Conn (no socket event will say so).
+		l.readAgain(c)
+	}
+	if got == 0 {
+		l.flushTLSControl(c)
+		return -1, unix.EAGAIN
+	}
+	return got, nil
+}
+
+// readAgain has the loop read c again soon, for what no socket event will
+// announce.
+func (l *loop) readAgain(c *Client) {
+	l.post(func() {
+		if c.fd >= 0 && l.conns[c.fd] == c {
+			l.onReadable(c)
+		}
+	})
+}
+
+// flushTLSControl sends the records the tls.Conn wrote while reading
+// (alerts, key update replies) when no reply will carry them.
+func (l *loop) flushTLSControl(c *Client) {
+	if len(c.tls.t.out) == 0 {
+		return
+	}
+	saved := c.w.Buf
+	c.w.Buf = nil
+	l.write(c)
+	c.w.Buf = saved
+}
+
+// sealTLS encrypts a batch's replies for write.
+func (l *loop) sealTLS(c *Client, p []byte) []byte {
+	out, err := c.tls.seal(p)
+	if err != nil {
+		c.closeASAP.Store(true)
+	}
+	return out
+}
+
+// closeTLS ends c's TLS session before its socket closes: a handshake in
+// progress is abandoned; an established session gets close_notify, as
+// Redis's SSL_shutdown sends, when no output is still waiting.
+func (l *loop) closeTLS(c *Client) {
+	tc := c.tls
+	if !tc.ready {
+		tc.abortHandshake()
+		return
+	}
+	if len(c.pending) == 0 {
+		tc.conn.CloseWrite()
+		if out, _ := tc.seal(nil); len(out) > 0 {
+			rawWrite(c.fd, out)
+		}
+	}
+}
