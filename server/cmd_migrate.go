@@ -41,6 +41,8 @@ type migrateConn struct {
 type migrateCache struct {
 	mu    sync.Mutex
 	conns map[string]*migrateConn
+	// wrap, when set, secures a new connection (TLS with tls-cluster).
+	wrap func(conn net.Conn, timeout time.Duration) (net.Conn, error)
 }
 
 func (m *migrateCache) size() int {
@@ -92,6 +94,11 @@ func (m *migrateCache) get(addr string, timeout time.Duration) (*migrateConn, er
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if m.wrap != nil {
+		if conn, err = m.wrap(conn, timeout); err != nil {
+			return nil, err
+		}
 	}
 	mc := &migrateConn{conn: conn, rd: bufio.NewReader(conn), lastDB: -1, lastUse: time.Now()}
 	m.mu.Lock()

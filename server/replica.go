@@ -255,6 +255,11 @@ func (l *replLink) session() error {
 	if err != nil {
 		return err
 	}
+	if s.cfg.Get("tls-replication") == "yes" {
+		if conn, err = s.dialTLS(conn, l.timeout()); err != nil {
+			return err
+		}
+	}
 	l.wmu.Lock()
 	if l.stopped() {
 		l.wmu.Unlock()
@@ -315,6 +320,9 @@ func (l *replLink) session() error {
 		if ta, ok := addrs[0].(*net.TCPAddr); ok {
 			myPort = strconv.Itoa(ta.Port)
 		}
+	}
+	if tp := s.cfg.Get("tls-port"); tp != "0" && s.cfg.Get("tls-replication") == "yes" {
+		myPort = tp // the port a replica over TLS is reached on, as Redis announces
 	}
 	if ap := s.cfg.Get("replica-announce-port"); ap != "" && ap != "0" {
 		myPort = ap

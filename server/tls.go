@@ -229,6 +229,13 @@ func (s *Server) wireTLS() {
 	s.cfg.listenTLSHook = func(bind []string, port string) error { return s.relisten(bind, port, true) }
 	s.tls.auth.Store(int64(tlsconf.ParseAuthClients(s.cfg.Get("tls-auth-clients"))))
 	s.cfg.tlsAuthHook = func(v string) { s.tls.auth.Store(int64(tlsconf.ParseAuthClients(v))) }
+	// MIGRATE speaks TLS to its target with tls-cluster, as Redis's does.
+	s.migrate.wrap = func(conn net.Conn, timeout time.Duration) (net.Conn, error) {
+		if s.cfg.Get("tls-cluster") != "yes" {
+			return conn, nil
+		}
+		return s.dialTLS(conn, timeout)
+	}
 }
 
 // tlsConn is the TLS state of a connection the event loops serve: the

@@ -151,11 +151,18 @@ func Load(s Settings) (*Context, error) {
 	if roots == nil {
 		roots = x509.NewCertPool()
 	}
+	clientCiphers := ciphers
+	if clientCiphers == nil {
+		// What Redis offers its masters and peers: OpenSSL's DEFAULT
+		// (so a server that allows only, say, AES128-SHA256 is reached).
+		// The server picks; Go's accepted servers keep Go's safer default.
+		clientCiphers, _ = ParseCipherList("DEFAULT")
+	}
 	ctx.client = &tls.Config{
 		Certificates:                []tls.Certificate{clientCert},
 		MinVersion:                  versions[0],
 		MaxVersion:                  versions[len(versions)-1],
-		CipherSuites:                ciphers,
+		CipherSuites:                clientCiphers,
 		DynamicRecordSizingDisabled: true,
 		// The chain is verified below, without the host name: Redis's
 		// replicas and cluster nodes check the peer's certificate
