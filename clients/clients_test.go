@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/internal/redistest"
+	"github.com/sluicedb/sluice/internal/tlstest"
 )
 
 // requirePython returns the python3 that has the redis package, or skips
@@ -89,4 +90,20 @@ func runScriptOnBoth(t *testing.T, env []string, prog, script string) {
 func TestRedisPy(t *testing.T) {
 	py := requirePython(t)
 	runScriptOnBoth(t, nil, py, scriptPath(t, "python", "test_redispy.py"))
+}
+
+// TestRedisPyTLS runs the same script with ssl=True (a client certificate
+// and the CA) against Sluice and redis-server, each on a TLS port only.
+func TestRedisPyTLS(t *testing.T) {
+	py := requirePython(t)
+	c := tlstest.New(t)
+	env := []string{"REDIS_TLS_CA=" + c.CACert, "REDIS_TLS_CERT=" + c.ClientCert, "REDIS_TLS_KEY=" + c.ClientKey}
+	script := scriptPath(t, "python", "test_redispy.py")
+	t.Run("sluice", func(t *testing.T) {
+		_, addr := redistest.StartSluiceTLS(t, c)
+		runScript(t, env, py, script, addr)
+	})
+	t.Run("redis", func(t *testing.T) {
+		runScript(t, env, py, script, redistest.StartRedisTLS(t, c))
+	})
 }

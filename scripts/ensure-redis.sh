@@ -19,7 +19,12 @@ if command -v npm >/dev/null &&
   mkdir -p "$node_dir"
   npm install --silent --no-audit --no-fund --prefix "$node_dir" "redis@$NODE_REDIS_VERSION" >/dev/null
 fi
-if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+# The TLS tests also use the openssl command (s_client for renegotiation,
+# "openssl ciphers" as the reference for cipher strings, an encrypted key).
+pkgs=
+command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || pkgs="redis-server redis-tools"
+command -v openssl >/dev/null || pkgs="$pkgs openssl"
+if [ -z "$pkgs" ]; then
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -27,7 +32,7 @@ if [ "$(id -u)" -ne 0 ]; then
 else
   SUDO=
 fi
-echo "installing redis-server and redis-tools..." >&2
+echo "installing$pkgs..." >&2
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server redis-tools >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $pkgs >/dev/null
 # Debian's package may start a service on 6379; the tests use their own ports.

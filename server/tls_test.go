@@ -54,84 +54,14 @@ type dirTB struct {
 
 func (d dirTB) TempDir() string { return d.dir }
 
-// tlsDirectives are the directives of a TLS-only server using c, as Redis's
-// test suite configures its servers in TLS mode.
-func tlsDirectives(c *tlstest.Certs, port int) []string {
-	return []string{
-		"port", "0",
-		"tls-port", strconv.Itoa(port),
-		"tls-cert-file", c.ServerCert,
-		"tls-key-file", c.ServerKey,
-		"tls-client-cert-file", c.ClientCert,
-		"tls-client-key-file", c.ClientKey,
-		"tls-ca-cert-file", c.CACert,
-	}
-}
-
-// startSluiceTLS starts an in-process Sluice listening on a TLS port only.
 func startSluiceTLS(t *testing.T, extra ...string) (*server.Server, string) {
 	t.Helper()
-	c := testTLSCerts(t)
-	for try := 0; ; try++ {
-		port := redistest.FreePort(t)
-		cfg := server.NewConfig()
-		args := append(tlsDirectives(c, port), extra...)
-		for i := 0; i+1 < len(args); i += 2 {
-			if err := cfg.Set(args[i], args[i+1]); err != nil {
-				t.Fatalf("config %s: %v", args[i], err)
-			}
-		}
-		srv := server.New(cfg)
-		srv.SetLogger(nil)
-		if err := srv.Start(); err != nil {
-			if try < 3 {
-				continue // the port was taken meanwhile
-			}
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Stop)
-		return srv, "127.0.0.1:" + strconv.Itoa(port)
-	}
+	return redistest.StartSluiceTLS(t, testTLSCerts(t), extra...)
 }
 
-// startRedisTLS starts redis-server on a TLS port only, or skips.
 func startRedisTLS(t *testing.T, extra ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server not found in PATH")
-		}
-		t.Skip("redis-server not installed")
-	}
-	c := testTLSCerts(t)
-	port := redistest.FreePort(t)
-	args := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}
-	d := tlsDirectives(c, port)
-	for i := 0; i < len(d); i += 2 {
-		args = append(args, "--"+d[i], d[i+1])
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		args = append(args, "--"+extra[i], extra[i+1])
-	}
-	cmd := exec.Command(path, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cfg := c.ClientConfig(t)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if conn, err := tls.Dial("tcp", addr, cfg); err == nil {
-			conn.Close()
-			return addr
-		}
-	}
-	t.Fatal("redis-server with TLS did not start")
-	return ""
+	return redistest.StartRedisTLS(t, testTLSCerts(t), extra...)
 }
 
 func tlsClient(t *testing.T, addr string, cfg *tls.Config) *redis.Client {
@@ -597,7 +527,7 @@ func TestTLSStartErrors(t *testing.T) {
 	c := testTLSCerts(t)
 	port := redistest.FreePort(t)
 	cfg := server.NewConfig()
-	d := tlsDirectives(c, port)
+	d := redistest.TLSDirectives(c, port)
 	for i := 0; i < len(d); i += 2 {
 		cfg.Set(d[i], d[i+1])
 	}

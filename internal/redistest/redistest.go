@@ -6,6 +6,7 @@ package redistest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/tlstest"
 	"github.com/sluicedb/sluice/server"
 )
 
@@ -184,4 +186,83 @@ func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// TLSDirectives are the directives of a server on a TLS port only using
+// certs, as Redis's test suite configures its servers in TLS mode.
+func TLSDirectives(c *tlstest.Certs, port int) []string {
+	return []string{
+		"port", "0",
+		"tls-port", strconv.Itoa(port),
+		"tls-cert-file", c.ServerCert,
+		"tls-key-file", c.ServerKey,
+		"tls-client-cert-file", c.ClientCert,
+		"tls-client-key-file", c.ClientKey,
+		"tls-ca-cert-file", c.CACert,
+	}
+}
+
+// StartSluiceTLS starts an in-process Sluice on a free TLS port only
+// (with TLSDirectives, then the extra "name value" pairs) and returns it
+// and its address; it is stopped when the test ends.
+func StartSluiceTLS(tb testing.TB, c *tlstest.Certs, directives ...string) (*server.Server, string) {
+	tb.Helper()
+	for try := 0; ; try++ {
+		port := FreePort(tb)
+		cfg := server.NewConfig()
+		args := append(TLSDirectives(c, port), directives...)
+		for i := 0; i+1 < len(args); i += 2 {
+			if err := cfg.Set(args[i], args[i+1]); err != nil {
+				tb.Fatalf("config %s: %v", args[i], err)
+			}
+		}
+		srv := server.New(cfg)
+		srv.SetLogger(nil)
+		if err := srv.Start(); err != nil {
+			if try < 3 {
+				continue // the port was taken meanwhile
+			}
+			tb.Fatal(err)
+		}
+		tb.Cleanup(srv.Stop)
+		return srv, "127.0.0.1:" + strconv.Itoa(port)
+	}
+}
+
+// StartRedisTLS starts redis-server from PATH on a free TLS port only
+// (TLSDirectives, then the extra "name value" pairs), or skips the test
+// when it is not installed (CI installs it).
+func StartRedisTLS(tb testing.TB, c *tlstest.Certs, directives ...string) string {
+	tb.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatal("redis-server not found in PATH")
+		}
+		tb.Skip("redis-server not installed")
+	}
+	port := FreePort(tb)
+	args := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tb.TempDir()}
+	d := append(TLSDirectives(c, port), directives...)
+	for i := 0; i+1 < len(d); i += 2 {
+		args = append(args, "--"+d[i], d[i+1])
+	}
+	cmd := exec.Command(path, args...)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cfg := c.ClientConfig(tb)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if conn, err := tls.Dial("tcp", addr, cfg); err == nil {
+			conn.Close()
+			return addr
+		}
+	}
+	tb.Fatal("redis-server with TLS did not start")
+	return ""
 }

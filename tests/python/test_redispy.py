@@ -3,10 +3,14 @@
 
 Usage: test_redispy.py HOST:PORT
 
+With REDIS_TLS_CA set the connections use TLS (ssl=True), trusting that CA
+and presenting REDIS_TLS_CERT/REDIS_TLS_KEY as the client certificate.
+
 Run by clients/clients_test.go against an in-process Sluice (and against a
 real redis-server, so the expectations below are checked on the reference
 too). Exits 0 when every check passes; prints one line per check.
 """
+import os
 import sys
 import time
 
@@ -31,6 +35,11 @@ def supports_resp3():
 def run(host, port, protocol):
     tag = f"resp{protocol}"
     kw = {"host": host, "port": port, "decode_responses": True}
+    if os.environ.get("REDIS_TLS_CA"):
+        tag += "-tls"
+        kw.update(ssl=True, ssl_ca_certs=os.environ["REDIS_TLS_CA"],
+                  ssl_certfile=os.environ.get("REDIS_TLS_CERT"),
+                  ssl_keyfile=os.environ.get("REDIS_TLS_KEY"))
     if protocol == 3:
         kw["protocol"] = 3
     elif supports_resp3():
