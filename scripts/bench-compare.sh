@@ -27,6 +27,10 @@
 # It prints, as Markdown tables, the median requests/s and p99 latency of
 # each test for both servers with the ratio sluice/redis, and the server CPU
 # time per request (utime+stime from /proc/PID/stat around each run).
+# With --tls both servers listen on a TLS port only (port 0, tls-port, a
+# CA and server and client certificates made with openssl, client
+# certificates required) and redis-benchmark and redis-cli connect with
+# --tls --cert --key --cacert.
 # With --mem it also loads 1,000,000 distinct keys with 64-byte values into
 # a fresh instance of each (redis-cli --pipe) and compares their RSS.
 #
@@ -48,6 +52,7 @@
 #                (machines without Go: build it with CGO_ENABLED=0 elsewhere)
 #   --redis-args "ARGS"  extra redis-server arguments, e.g. "--io-threads 4"
 #   --interleave test|suite  what one redis-benchmark run covers (default test)
+#   --tls        serve and benchmark over TLS (needs openssl)
 # The machine's noise shows in the numbers: compare ratios from the same run.
 set -euo pipefail
 
@@ -65,6 +70,7 @@ SLUICE_BIN=
 REDIS_ARGS=
 SUITE=setget
 INTERLEAVE=test
+TLS=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
@@ -82,6 +88,7 @@ while [ $# -gt 0 ]; do
 	--sluice-bin) SLUICE_BIN=$2; shift 2 ;;
 	--redis-args) REDIS_ARGS=$2; shift 2 ;;
 	--mem) MEM=1; shift ;;
+	--tls) TLS=1; shift ;;
 	--mem-only) MEM=1; THROUGHPUT=0; shift ;;
 	--mem-types) MEMTYPES=1; THROUGHPUT=0; shift ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -93,6 +100,7 @@ case "$INTERLEAVE" in test|suite) ;; *) echo "--interleave must be test or suite
 
 NEED=(redis-server redis-benchmark redis-cli awk timeout)
 [ -z "$SLUICE_BIN" ] && NEED+=(go)
+[ "$TLS" = 1 ] && NEED+=(openssl)
 { [ -n "$SERVER_CPUS" ] || [ -n "$CLIENT_CPUS" ]; } && NEED+=(taskset)
 for tool in "${NEED[@]}"; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
@@ -138,6 +146,22 @@ on_cpus() {
 }
 BENCH_EXTRA=()
 [ -n "$BTHREADS" ] && BENCH_EXTRA+=(--threads "$BTHREADS")
+# TLS: a CA, a server and a client certificate (RSA 2048, as Redis's
+# utils/gen-test-certs.sh makes them); CLI_TLS are the clients' arguments.
+CLI_TLS=()
+SERVER_TLS=()
+if [ "$TLS" = 1 ]; then
+	T=$WORK/tls
+	mkdir -p "$T"
+	openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=bench CA" -keyout "$T/ca.key" -out "$T/ca.crt" 2>/dev/null
+	for who in server client; do
+		openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=$who" -keyout "$T/$who.key" -out "$T/$who.csr" 2>/dev/null
+		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$T/ext.cnf"
+		openssl x509 -req -sha256 -days 2 -in "$T/$who.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial -extfile "$T/ext.cnf" -out "$T/$who.crt" 2>/dev/null
+	done
+	CLI_TLS=(--tls --cert "$T/client.crt" --key "$T/client.key" --cacert "$T/ca.crt")
+	SERVER_TLS=(--tls-cert-file "$T/server.crt" --tls-key-file "$T/server.key" --tls-ca-cert-file "$T/ca.crt")
+fi
 
 # free_port prints a TCP port nothing listens on.
 free_port() {
@@ -157,7 +181,7 @@ free_port() {
 
 wait_ready() { # port pid name
 	for _ in $(seq 1 200); do
-		if [ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = "PONG" ]; then
+		if [ "$(timeout 2 redis-cli "${CLI_TLS[@]}" -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = "PONG" ]; then
 			return 0
 		fi
 		if ! kill -0 "$2" 2>/dev/null; then
@@ -176,6 +200,7 @@ start_server() {
 	local name=$1 port pid
 	port=$(free_port)
 	local common=(--port "$port" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/$name.log")
+	[ "$TLS" = 1 ] && common=(--port 0 --tls-port "$port" "${SERVER_TLS[@]}" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/$name.log")
 	if [ "$name" = redis ]; then
 		# shellcheck disable=SC2086 # REDIS_ARGS is a word list
 		on_cpus "$SERVER_CPUS" redis-server "${common[@]}" --protected-mode no --dir "$WORK" $REDIS_ARGS &
@@ -201,7 +226,7 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 pipe_load() { # port what: sends $WORK/load.resp with redis-cli --pipe; every reply must be a success
 	local out
-	out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli -h 127.0.0.1 -p "$1" --pipe <"$WORK/load.resp" 2>&1)
+	out=$(on_cpus "$CLIENT_CPUS" timeout 600 redis-cli "${CLI_TLS[@]}" -h 127.0.0.1 -p "$1" --pipe <"$WORK/load.resp" 2>&1)
 	if ! printf '%s\n' "$out" | grep -q "errors: 0, replies: $KEYS"; then
 		echo "loading $2 failed: $out" >&2
 		exit 1
@@ -220,7 +245,7 @@ run_one() { # suite server port pid round requests-per-test benchmark-args...
 	shift 6
 	local before after out ntests
 	before=$(cpu_ticks "$pid")
-	if ! out=$(on_cpus "$CLIENT_CPUS" timeout 900 redis-benchmark -h 127.0.0.1 -p "$port" --csv -n "$n" "${BENCH_EXTRA[@]}" "$@" 2>"$WORK/bench.err"); then
+	if ! out=$(on_cpus "$CLIENT_CPUS" timeout 900 redis-benchmark "${CLI_TLS[@]}" -h 127.0.0.1 -p "$port" --csv -n "$n" "${BENCH_EXTRA[@]}" "$@" 2>"$WORK/bench.err"); then
 		echo "redis-benchmark failed against $server ($suite):" >&2
 		cat "$WORK/bench.err" >&2
 		exit 1
@@ -291,7 +316,7 @@ if [ "$THROUGHPUT" = 1 ]; then
 	stop_server "$REDIS_PID"
 
 	echo
-	echo "### Throughput (median of $ROUNDS round(s), redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS})"
+	echo "### Throughput${CLI_TLS:+ over TLS} (median of $ROUNDS round(s), redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS})"
 	echo
 	echo "| suite | test | redis rps | sluice rps | sluice/redis | redis p99 ms | sluice p99 ms | sluice/redis p99 |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|"
@@ -368,7 +393,7 @@ if [ "$MEM" = 1 ]; then
 		t0=$(date +%s.%N)
 		pipe_load "$port" "$name"
 		t1=$(date +%s.%N)
-		got=$(timeout 10 redis-cli -h 127.0.0.1 -p "$port" get "$last")
+		got=$(timeout 10 redis-cli "${CLI_TLS[@]}" -h 127.0.0.1 -p "$port" get "$last")
 		if [ "$got" != "$lastval" ]; then
 			echo "$name: GET $last returned '$got'" >&2
 			exit 1
