@@ -106,6 +106,9 @@ func (l *loop) handshakeDone(c *Client, err error) {
 // (with a record left over from the last read) always fits in p.
 func (l *loop) tlsRead(c *Client, p []byte) (int, error) {
 	tc := c.tls
+	if !tc.ready {
+		return -1, unix.EAGAIN
+	}
 	if tc.readErr != nil {
 		return -1, tc.readErr
 	}
@@ -180,6 +183,9 @@ func (l *loop) flushTLSControl(c *Client) {
 
 // sealTLS encrypts a batch's replies for write.
 func (l *loop) sealTLS(c *Client, p []byte) []byte {
+	if !c.tls.ready {
+		return nil // no output before the handshake is done (none is made)
+	}
 	out, err := c.tls.seal(p)
 	if err != nil {
 		c.closeASAP.Store(true)
