@@ -31,8 +31,9 @@ type loop struct {
 
 	// tlsLFDs are the listeners on TLS ports, tlsBuf the ciphertext read
 	// for a TLS connection (loop_tls_linux.go).
-	tlsLFDs map[int]bool
-	tlsBuf  []byte
+	tlsLFDs  map[int]bool
+	tlsBuf   []byte
+	tlsConns int // TLS connections served: while there are any the loop does not spin
 
 	mu       sync.Mutex
 	tasks    []func()
@@ -223,7 +224,7 @@ func (l *loop) run() {
 		n := 0
 		var err error
 		idleFrom := nanotime()
-		if gate.spinning() {
+		if gate.spinning() && l.tlsConns == 0 {
 			n = l.spin(events, idleFrom+gate.window)
 		}
 		woke := n > 0

@@ -26,7 +26,10 @@ import (
 //
 // The loop's hooks are four: accept (startTLS), onReadable (tlsRead
 // instead of the raw read), write (sealTLS before the raw write) and
-// close (closeTLS).
+// close (closeTLS); and a loop that serves TLS connections does not busy
+// poll (spin.go): a TLS client takes longer between requests, and
+// measured with redis-benchmark --tls at -P 1 polling cost more server CPU
+// per request than the wake-ups it saved (1.10x Redis's against 0.84x).
 
 // tlsRecordMax is the most ciphertext one TLS record takes (header,
 // 16 KiB of data and the largest expansion).
@@ -90,6 +93,7 @@ func (l *loop) handshakeDone(c *Client, err error) {
 		return
 	}
 	c.tls.ready = true
+	l.tlsConns++
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
 		l.close(c)
 		return
@@ -202,6 +206,7 @@ func (l *loop) closeTLS(c *Client) {
 		tc.abortHandshake()
 		return
 	}
+	l.tlsConns--
 	if len(c.pending) == 0 {
 		tc.conn.CloseWrite()
 		if out, _ := tc.seal(nil); len(out) > 0 {
