@@ -308,7 +308,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {
 		return
 	}
-	if srv.repl.flags.Load()&replReadOnly != 0 && c.readOnlyReplica(cmd) {
+	if srv.repl.flags.Load()&replReadOnly != 0 && (c.readOnlyReplica(cmd) || c.staleReplica(cmd)) {
 		return
 	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {

@@ -100,6 +100,19 @@ func (c *Client) txQueued(f cmdFlag) bool {
 	return false
 }
 
+// txQueuedWithout reports whether a queued command lacks flag f.
+func (c *Client) txQueuedWithout(f cmdFlag) bool {
+	if c.tx == nil {
+		return false
+	}
+	for _, q := range c.tx.names {
+		if q.flags&f == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // txNeedsAll reports whether the queued transaction must run with the
 // keyspace exclusively locked.
 func (c *Client) txNeedsAll() bool {

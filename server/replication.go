@@ -1156,6 +1156,24 @@ func (s *Server) readOnlyReplicaFor(c *Client) bool {
 	return s.repl.flags.Load()&replReadOnly != 0 && !c.replMaster && s.cfg.Get("replica-read-only") == "yes"
 }
 
+// staleReplica refuses a command on a replica whose link to its master is
+// down when replica-serve-stale-data is no, as Redis does (MASTERDOWN):
+// commands without the stale flag, and EXEC when it queued any such
+// command. It reports whether it refused.
+func (c *Client) staleReplica(cmd *Command) bool {
+	if c.replMaster || c.srv.cfg.Get("replica-serve-stale-data") != "no" {
+		return false
+	}
+	if l := c.srv.replLink(); l == nil || l.state.Load() == linkConnected {
+		return false
+	}
+	if cmd.flags&flagStale != 0 && (cmd.Name != "exec" || !c.txQueuedWithout(flagStale)) {
+		return false
+	}
+	c.rejectCmd(cmd, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+	return true
+}
+
 func (c *Client) readOnlyReplica(cmd *Command) bool {
 	if c.replMaster || c.srv.cfg.Get("replica-read-only") != "yes" {
 		return false

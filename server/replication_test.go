@@ -383,3 +383,50 @@ func TestReplicaBindSourceAddr(t *testing.T) {
 	waitInfo(t, saddr, `master_link_status:up`)
 	waitInfo(t, maddr, `slave0:ip=127\.0\.0\.2,`)
 }
+
+// TestReplicaServeStaleData: with replica-serve-stale-data no, a replica
+// whose master is unreachable refuses commands without the stale flag
+// with MASTERDOWN, and EXEC of a transaction that queued one, as
+// redis-server does.
+func TestReplicaServeStaleData(t *testing.T) {
+	dead := strconv.Itoa(redistest.FreePort(t)) // nothing listens there
+	script := [][]string{
+		{"SET", "k", "v"},
+		{"CONFIG", "SET", "replica-serve-stale-data", "no"},
+		{"REPLICAOF", "127.0.0.1", dead},
+		{"GET", "k"},
+		{"PING"},
+		{"INFO", "keyspace"},
+		{"MULTI"},
+		{"PING"},
+		{"EXEC"},
+		{"MULTI"},
+		{"CONFIG", "GET", "maxmemory"},
+		{"EXEC"},
+		{"CONFIG", "SET", "replica-serve-stale-data", "yes"},
+		{"GET", "k"},
+		{"REPLICAOF", "NO", "ONE"},
+	}
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		for _, args := range script {
+			r, err := c.Do(args...)
+			if err != nil {
+				t.Fatalf("%s %v: %v", addr, args, err)
+			}
+			if args[0] == "INFO" {
+				r = strconv.FormatBool(strings.HasPrefix(r, "$"))
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	_, saddr := redistest.StartSluice(t)
+	got, want := run(saddr), run(redistest.StartRedis(t))
+	for i := range script {
+		if got[i] != want[i] {
+			t.Errorf("%v: sluice %q, redis %q", script[i], got[i], want[i])
+		}
+	}
+}
