@@ -448,18 +448,34 @@ func TestSessionCache(t *testing.T) {
 			t.Fatal("resumed an expired session")
 		}
 	}
-	sc := newSessionCache(2, time.Hour)
-	for i := 0; i < 5; i++ {
-		sc.m[string(rune('a'+i))] = cachedSession{created: time.Now()}
-		sc.order = append(sc.order, string(rune('a'+i)))
-		if len(sc.m) > 2 {
-			// what wrap does before adding
-			delete(sc.m, sc.order[0])
-			sc.order = sc.order[1:]
-		}
+	// A cache of one session: a second client's session pushes out the
+	// first's, which then cannot resume.
+	s := settings(c)
+	s.SessionCacheSize = 1
+	ctx, err := Load(s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if sc.len() != 2 {
-		t.Fatalf("cache of size 2 holds %d", sc.len())
+	a, b := c.ClientConfig(t), c.ClientConfig(t)
+	a.ClientSessionCache, b.ClientSessionCache = tls.NewLRUClientSessionCache(8), tls.NewLRUClientSessionCache(8)
+	a.MaxVersion, b.MaxVersion = tls.VersionTLS12, tls.VersionTLS12 // one ticket per handshake
+	connect := func(cfg *tls.Config) bool {
+		st, err := handshake(t, ctx.ServerConfig(AuthYes), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.DidResume
+	}
+	connect(a)
+	if !connect(a) {
+		t.Fatal("no resumption with a cache of one")
+	}
+	connect(b)
+	if connect(a) {
+		t.Fatal("resumed a session the cache of one had dropped")
+	}
+	if n := ctx.CachedSessions(); n != 1 {
+		t.Fatalf("cache of one holds %d", n)
 	}
 }
 
