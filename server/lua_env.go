@@ -11,6 +11,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 
+	slua "github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/resp"
 )
 
@@ -91,7 +92,7 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 			L.RaiseError("bad argument #1 to 'tostring' (value expected)")
 		}
 		if n, ok := L.Get(1).(lua.LNumber); ok {
-			L.Push(lua.LString(fmtG14(float64(n))))
+			L.Push(lua.LString(slua.FormatNumber(float64(n))))
 			return 1
 		}
 		L.Insert(tostr, 1)
@@ -106,10 +107,10 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	for _, name := range []string{"string", "table", "math"} {
 		g.RawSetString(name, vm.readonly(orig.RawGetString(name).(*lua.LTable)))
 	}
-	g.RawSetString("cjson", vm.readonly(newCjsonLib(L)))
-	g.RawSetString("bit", vm.readonly(newBitLib(L)))
-	g.RawSetString("cmsgpack", vm.readonly(newCmsgpackLib(L)))
-	g.RawSetString("struct", vm.readonly(newStructLib(L)))
+	libs := slua.Libraries(L)
+	for _, name := range []string{"cjson", "bit", "cmsgpack", "struct"} {
+		g.RawSetString(name, vm.readonly(libs[name]))
+	}
 	g.RawSetString("redis", vm.readonly(vm.redisLib()))
 	g.RawSetString("pcall", L.NewFunction(vm.luaPcall))
 	g.RawSetString("_G", env)

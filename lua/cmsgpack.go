@@ -1,10 +1,10 @@
-package server
+package lua
 
 import (
 	"encoding/binary"
 	"math"
 
-	lua "github.com/yuin/gopher-lua"
+	glua "github.com/yuin/gopher-lua"
 )
 
 // cmsgpack as bundled with Redis (lua_cmsgpack.c): smallest integer
@@ -13,9 +13,9 @@ import (
 
 const cmsgpackMaxNesting = 16
 
-func newCmsgpackLib(L *lua.LState) *lua.LTable {
+func newCmsgpackLib(L *glua.LState) *glua.LTable {
 	t := L.NewTable()
-	t.RawSetString("pack", L.NewFunction(func(L *lua.LState) int {
+	t.RawSetString("pack", L.NewFunction(func(L *glua.LState) int {
 		n := L.GetTop()
 		if n == 0 {
 			L.RaiseError("bad argument #0 to 'pack' (MessagePack pack needs input.)")
@@ -24,16 +24,16 @@ func newCmsgpackLib(L *lua.LState) *lua.LTable {
 		for i := 1; i <= n; i++ {
 			b = mpEncode(b, L.Get(i), 0)
 		}
-		L.Push(lua.LString(b))
+		L.Push(glua.LString(b))
 		return 1
 	}))
-	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return mpUnpack(L, 0, 0) }))
-	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {
+	t.RawSetString("unpack", L.NewFunction(func(L *glua.LState) int { return mpUnpack(L, 0, 0) }))
+	t.RawSetString("unpack_one", L.NewFunction(func(L *glua.LState) int {
 		off := L.OptInt(2, 0)
 		L.SetTop(1)
 		return mpUnpack(L, 1, off)
 	}))
-	t.RawSetString("unpack_limit", L.NewFunction(func(L *lua.LState) int {
+	t.RawSetString("unpack_limit", L.NewFunction(func(L *glua.LState) int {
 		limit := L.CheckInt(2)
 		off := L.OptInt(3, 0)
 		L.SetTop(1)
@@ -42,9 +42,9 @@ func newCmsgpackLib(L *lua.LState) *lua.LTable {
 	return t
 }
 
-func mpEncode(b []byte, v lua.LValue, level int) []byte {
+func mpEncode(b []byte, v glua.LValue, level int) []byte {
 	switch v := v.(type) {
-	case lua.LString:
+	case glua.LString:
 		n := len(v)
 		switch {
 		case n < 32:
@@ -57,12 +57,12 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
 		}
 		return append(b, v...)
-	case lua.LBool:
+	case glua.LBool:
 		if v {
 			return append(b, 0xc3)
 		}
 		return append(b, 0xc2)
-	case lua.LNumber:
+	case glua.LNumber:
 		f := float64(v)
 		if i := int64(f); float64(i) == f && !math.IsInf(f, 0) {
 			return mpEncodeInt(b, i)
@@ -71,13 +71,13 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			return binary.BigEndian.AppendUint32(append(b, 0xca), math.Float32bits(float32(f)))
 		}
 		return binary.BigEndian.AppendUint64(append(b, 0xcb), math.Float64bits(f))
-	case *lua.LTable:
+	case *glua.LTable:
 		if level == cmsgpackMaxNesting {
 			return append(b, 0xc0)
 		}
 		count, max, isArray := 0, 0, true
-		luaForEach(v, func(k, _ lua.LValue) {
-			n, ok := k.(lua.LNumber)
+		forEach(v, func(k, _ glua.LValue) {
+			n, ok := k.(glua.LNumber)
 			if !ok || n <= 0 || float64(n) != math.Floor(float64(n)) {
 				isArray = false
 				return
@@ -95,9 +95,9 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		count = 0
-		luaForEach(v, func(_, _ lua.LValue) { count++ })
+		forEach(v, func(_, _ glua.LValue) { count++ })
 		b = mpHeader(b, count, 0x80, 0xde, 0xdf)
-		luaForEach(v, func(k, val lua.LValue) {
+		forEach(v, func(k, val glua.LValue) {
 			b = mpEncode(b, k, level+1)
 			b = mpEncode(b, val, level+1)
 		})
@@ -159,10 +159,10 @@ func (c *mpCursor) take(n int) []byte {
 	return p
 }
 
-func (c *mpCursor) decode(L *lua.LState) lua.LValue {
+func (c *mpCursor) decode(L *glua.LState) glua.LValue {
 	h := c.take(1)
 	if h == nil {
-		return lua.LNil
+		return glua.LNil
 	}
 	t := h[0]
 	u := func(n int) uint64 {
@@ -176,18 +176,18 @@ func (c *mpCursor) decode(L *lua.LState) lua.LValue {
 		}
 		return x
 	}
-	str := func(n int) lua.LValue {
+	str := func(n int) glua.LValue {
 		p := c.take(n)
 		if p == nil {
-			return lua.LNil
+			return glua.LNil
 		}
-		return lua.LString(p)
+		return glua.LString(p)
 	}
 	switch {
 	case t < 0x80:
-		return lua.LNumber(t)
+		return glua.LNumber(t)
 	case t >= 0xe0:
-		return lua.LNumber(int8(t))
+		return glua.LNumber(int8(t))
 	case t&0xe0 == 0xa0:
 		return str(int(t & 0x1f))
 	case t&0xf0 == 0x90:
@@ -197,25 +197,25 @@ func (c *mpCursor) decode(L *lua.LState) lua.LValue {
 	}
 	switch t {
 	case 0xcc, 0xcd, 0xce, 0xcf:
-		return lua.LNumber(float64(u(1 << (t - 0xcc))))
+		return glua.LNumber(float64(u(1 << (t - 0xcc))))
 	case 0xd0:
-		return lua.LNumber(int8(u(1)))
+		return glua.LNumber(int8(u(1)))
 	case 0xd1:
-		return lua.LNumber(int16(u(2)))
+		return glua.LNumber(int16(u(2)))
 	case 0xd2:
-		return lua.LNumber(int32(u(4)))
+		return glua.LNumber(int32(u(4)))
 	case 0xd3:
-		return lua.LNumber(float64(int64(u(8))))
+		return glua.LNumber(float64(int64(u(8))))
 	case 0xc0:
-		return lua.LNil
+		return glua.LNil
 	case 0xc3:
-		return lua.LTrue
+		return glua.LTrue
 	case 0xc2:
-		return lua.LFalse
+		return glua.LFalse
 	case 0xca:
-		return lua.LNumber(math.Float32frombits(uint32(u(4))))
+		return glua.LNumber(math.Float32frombits(uint32(u(4))))
 	case 0xcb:
-		return lua.LNumber(math.Float64frombits(u(8)))
+		return glua.LNumber(math.Float64frombits(u(8)))
 	case 0xd9:
 		return str(int(u(1)))
 	case 0xda:
@@ -232,10 +232,10 @@ func (c *mpCursor) decode(L *lua.LState) lua.LValue {
 		return c.hash(L, int(u(4)))
 	}
 	c.bad = true
-	return lua.LNil
+	return glua.LNil
 }
 
-func (c *mpCursor) array(L *lua.LState, n int) lua.LValue {
+func (c *mpCursor) array(L *glua.LState, n int) glua.LValue {
 	t := L.NewTable()
 	for i := 1; i <= n && !c.eof && !c.bad; i++ {
 		t.RawSetInt(i, c.decode(L))
@@ -243,19 +243,19 @@ func (c *mpCursor) array(L *lua.LState, n int) lua.LValue {
 	return t
 }
 
-func (c *mpCursor) hash(L *lua.LState, n int) lua.LValue {
+func (c *mpCursor) hash(L *glua.LState, n int) glua.LValue {
 	t := L.NewTable()
 	for i := 0; i < n && !c.eof && !c.bad; i++ {
 		k := c.decode(L)
 		v := c.decode(L)
-		if k != lua.LNil {
+		if k != glua.LNil {
 			t.RawSet(k, v)
 		}
 	}
 	return t
 }
 
-func mpUnpack(L *lua.LState, limit, off int) int {
+func mpUnpack(L *glua.LState, limit, off int) int {
 	s := L.CheckString(1)
 	all := limit == 0 && off == 0
 	if off < 0 || limit < 0 {
@@ -267,7 +267,7 @@ func mpUnpack(L *lua.LState, limit, off int) int {
 		limit = math.MaxInt32
 	}
 	c := mpCursor{b: []byte(s[off:])}
-	var out []lua.LValue
+	var out []glua.LValue
 	for len(c.b) > 0 && len(out) < limit {
 		v := c.decode(L)
 		if c.eof {
@@ -283,7 +283,7 @@ func mpUnpack(L *lua.LState, limit, off int) int {
 		if len(c.b) == 0 {
 			next = -1
 		}
-		L.Push(lua.LNumber(next))
+		L.Push(glua.LNumber(next))
 	}
 	for _, v := range out {
 		L.Push(v)

@@ -1,10 +1,10 @@
-package server
+package lua
 
 import (
 	"encoding/binary"
 	"math"
 
-	lua "github.com/yuin/gopher-lua"
+	glua "github.com/yuin/gopher-lua"
 )
 
 // The struct library bundled with Redis (lua_struct.c), for a 64-bit
@@ -18,7 +18,7 @@ type structHeader struct {
 
 const structMaxIntSize = 32
 
-func structNum(L *lua.LState, f string, i *int, def int) int {
+func structNum(L *glua.LState, f string, i *int, def int) int {
 	if *i >= len(f) || f[*i] < '0' || f[*i] > '9' {
 		return def
 	}
@@ -33,7 +33,7 @@ func structNum(L *lua.LState, f string, i *int, def int) int {
 	return a
 }
 
-func structOptSize(L *lua.LState, opt byte, f string, i *int) int {
+func structOptSize(L *glua.LState, opt byte, f string, i *int) int {
 	switch opt {
 	case 'B', 'b', 'x':
 		return 1
@@ -65,7 +65,7 @@ func structToAlign(n int, h *structHeader, opt byte, size int) int {
 	return (size - (n & (size - 1))) & (size - 1)
 }
 
-func structControl(L *lua.LState, fn string, opt byte, f string, i *int, h *structHeader) {
+func structControl(L *glua.LState, fn string, opt byte, f string, i *int, h *structHeader) {
 	switch opt {
 	case ' ':
 	case '>':
@@ -83,7 +83,7 @@ func structControl(L *lua.LState, fn string, opt byte, f string, i *int, h *stru
 	}
 }
 
-func newStructLib(L *lua.LState) *lua.LTable {
+func newStructLib(L *glua.LState) *glua.LTable {
 	t := L.NewTable()
 	t.RawSetString("pack", L.NewFunction(structPack))
 	t.RawSetString("unpack", L.NewFunction(structUnpack))
@@ -104,7 +104,7 @@ func putUint(b []byte, v uint64, size int, big bool) []byte {
 	return append(b, buf...)
 }
 
-func structPack(L *lua.LState) int {
+func structPack(L *glua.LState) int {
 	f := L.CheckString(1)
 	h := structHeader{align: 1}
 	arg := 2
@@ -167,11 +167,11 @@ func structPack(L *lua.LState) int {
 		}
 		total += size
 	}
-	L.Push(lua.LString(b))
+	L.Push(glua.LString(b))
 	return 1
 }
 
-func structUnpack(L *lua.LState) int {
+func structUnpack(L *glua.LState) int {
 	f := L.CheckString(1)
 	data := L.CheckString(2)
 	pos := L.OptInt(3, 1)
@@ -207,9 +207,9 @@ func structUnpack(L *lua.LState) int {
 						l |= mask
 					}
 				}
-				L.Push(lua.LNumber(float64(int64(l))))
+				L.Push(glua.LNumber(float64(int64(l))))
 			} else {
-				L.Push(lua.LNumber(float64(l)))
+				L.Push(glua.LNumber(float64(l)))
 			}
 			n++
 		case 'x':
@@ -221,7 +221,7 @@ func structUnpack(L *lua.LState) int {
 			} else {
 				v = binary.LittleEndian.Uint32(p)
 			}
-			L.Push(lua.LNumber(math.Float32frombits(v)))
+			L.Push(glua.LNumber(math.Float32frombits(v)))
 			n++
 		case 'd':
 			p := []byte(data[pos : pos+8])
@@ -231,11 +231,11 @@ func structUnpack(L *lua.LState) int {
 			} else {
 				v = binary.LittleEndian.Uint64(p)
 			}
-			L.Push(lua.LNumber(math.Float64frombits(v)))
+			L.Push(glua.LNumber(math.Float64frombits(v)))
 			n++
 		case 'c':
 			if size == 0 {
-				prev, ok := L.Get(-1).(lua.LNumber)
+				prev, ok := L.Get(-1).(glua.LNumber)
 				if n == 0 || !ok {
 					L.RaiseError("format 'c0' needs a previous size")
 				}
@@ -246,7 +246,7 @@ func structUnpack(L *lua.LState) int {
 					L.RaiseError("bad argument #2 to 'unpack' (data string too short)")
 				}
 			}
-			L.Push(lua.LString(data[pos : pos+size]))
+			L.Push(glua.LString(data[pos : pos+size]))
 			n++
 		case 's':
 			e := -1
@@ -260,18 +260,18 @@ func structUnpack(L *lua.LState) int {
 				L.RaiseError("unfinished string in data")
 			}
 			size = e - pos + 1
-			L.Push(lua.LString(data[pos:e]))
+			L.Push(glua.LString(data[pos:e]))
 			n++
 		default:
 			structControl(L, "unpack", opt, f, &i, &h)
 		}
 		pos += size
 	}
-	L.Push(lua.LNumber(pos + 1))
+	L.Push(glua.LNumber(pos + 1))
 	return n + 1
 }
 
-func structSize(L *lua.LState) int {
+func structSize(L *glua.LState) int {
 	f := L.CheckString(1)
 	h := structHeader{align: 1}
 	pos := 0
@@ -290,6 +290,6 @@ func structSize(L *lua.LState) int {
 		}
 		pos += size
 	}
-	L.Push(lua.LNumber(pos))
+	L.Push(glua.LNumber(pos))
 	return 1
 }

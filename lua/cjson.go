@@ -1,25 +1,23 @@
-package server
+package lua
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	glua "github.com/yuin/gopher-lua"
 )
 
-// cjson and bit for scripts, written to match Redis's bundled lua_cjson
-// (default settings) and Lua BitOp.
+// cjson for scripts, written to match Redis's bundled lua_cjson
+// (default settings).
 
 // cjsonConfig is one cjson module's settings (lua_cjson's json_config_t),
 // changed by its encode_*/decode_* functions and kept for the life of the
 // VM as in Redis.
 type cjsonConfig struct {
-	null           lua.LValue
+	null           glua.LValue
 	sparseConvert  bool
 	sparseRatio    int
 	sparseSafe     int
@@ -31,22 +29,22 @@ type cjsonConfig struct {
 	precision      int
 }
 
-func newCjsonLib(L *lua.LState) *lua.LTable {
+func newCjsonLib(L *glua.LState) *glua.LTable {
 	t := L.NewTable()
 	null := L.NewUserData()
 	cfg := &cjsonConfig{null: null, sparseRatio: 2, sparseSafe: 10, encodeMaxDepth: 1000,
 		decodeMaxDepth: 1000, keepBuffer: true, precision: 14}
 	t.RawSetString("null", null)
-	t.RawSetString("encode", L.NewFunction(func(L *lua.LState) int {
+	t.RawSetString("encode", L.NewFunction(func(L *glua.LState) int {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")
 		}
 		var b []byte
 		b = cfg.encode(L, b, L.Get(1), 0)
-		L.Push(lua.LString(b))
+		L.Push(glua.LString(b))
 		return 1
 	}))
-	t.RawSetString("decode", L.NewFunction(func(L *lua.LState) int {
+	t.RawSetString("decode", L.NewFunction(func(L *glua.LState) int {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'decode' (expected 1 argument)")
 		}
@@ -66,42 +64,42 @@ func newCjsonLib(L *lua.LState) *lua.LTable {
 		L.Push(jsonToLua(L, v, null))
 		return 1
 	}))
-	set := func(name string, nargs int, fn func(L *lua.LState) int) {
-		t.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+	set := func(name string, nargs int, fn func(L *glua.LState) int) {
+		t.RawSetString(name, L.NewFunction(func(L *glua.LState) int {
 			if L.GetTop() > nargs {
 				L.ArgError(nargs+1, "found too many arguments")
 			}
 			for L.GetTop() < nargs {
-				L.Push(lua.LNil)
+				L.Push(glua.LNil)
 			}
 			return fn(L)
 		}))
 	}
-	set("encode_sparse_array", 3, func(L *lua.LState) int {
+	set("encode_sparse_array", 3, func(L *glua.LState) int {
 		cjsonBoolOption(L, 1, &cfg.sparseConvert)
 		cjsonIntOption(L, 2, &cfg.sparseRatio, 0, math.MaxInt32)
 		cjsonIntOption(L, 3, &cfg.sparseSafe, 0, math.MaxInt32)
 		return 3
 	})
-	set("encode_max_depth", 1, func(L *lua.LState) int {
+	set("encode_max_depth", 1, func(L *glua.LState) int {
 		return cjsonIntOption(L, 1, &cfg.encodeMaxDepth, 1, math.MaxInt32)
 	})
-	set("decode_max_depth", 1, func(L *lua.LState) int {
+	set("decode_max_depth", 1, func(L *glua.LState) int {
 		return cjsonIntOption(L, 1, &cfg.decodeMaxDepth, 1, math.MaxInt32)
 	})
-	set("encode_number_precision", 1, func(L *lua.LState) int {
+	set("encode_number_precision", 1, func(L *glua.LState) int {
 		return cjsonIntOption(L, 1, &cfg.precision, 1, 14)
 	})
-	set("encode_keep_buffer", 1, func(L *lua.LState) int {
+	set("encode_keep_buffer", 1, func(L *glua.LState) int {
 		return cjsonBoolOption(L, 1, &cfg.keepBuffer)
 	})
-	set("decode_invalid_numbers", 1, func(L *lua.LState) int {
+	set("decode_invalid_numbers", 1, func(L *glua.LState) int {
 		return cjsonBoolOption(L, 1, &cfg.decodeInvalid)
 	})
-	set("encode_invalid_numbers", 1, func(L *lua.LState) int {
+	set("encode_invalid_numbers", 1, func(L *glua.LState) int {
 		names := []string{"off", "on", "null"}
-		if v := L.Get(1); v != lua.LNil {
-			if b, ok := v.(lua.LBool); ok {
+		if v := L.Get(1); v != glua.LNil {
+			if b, ok := v.(glua.LBool); ok {
 				cfg.encodeInvalid = 0
 				if b {
 					cfg.encodeInvalid = 1
@@ -111,9 +109,9 @@ func newCjsonLib(L *lua.LState) *lua.LTable {
 			}
 		}
 		if cfg.encodeInvalid == 2 {
-			L.Push(lua.LString(names[2]))
+			L.Push(glua.LString(names[2]))
 		} else {
-			L.Push(lua.LBool(cfg.encodeInvalid == 1))
+			L.Push(glua.LBool(cfg.encodeInvalid == 1))
 		}
 		return 1
 	})
@@ -122,33 +120,33 @@ func newCjsonLib(L *lua.LState) *lua.LTable {
 
 // cjsonIntOption is json_integer_option: set the setting from argument i
 // when given (an integer within [min, max]), and push its value.
-func cjsonIntOption(L *lua.LState, i int, setting *int, min, max int) int {
-	if v := L.Get(i); v != lua.LNil {
+func cjsonIntOption(L *glua.LState, i int, setting *int, min, max int) int {
+	if v := L.Get(i); v != glua.LNil {
 		n := L.CheckInt(i)
 		if n < min || n > max {
 			L.ArgError(1, fmt.Sprintf("expected integer between %d and %d", min, max))
 		}
 		*setting = n
 	}
-	L.Push(lua.LNumber(*setting))
+	L.Push(glua.LNumber(*setting))
 	return 1
 }
 
 // cjsonBoolOption is json_enum_option with the "off"/"on" choices.
-func cjsonBoolOption(L *lua.LState, i int, setting *bool) int {
-	if v := L.Get(i); v != lua.LNil {
-		if b, ok := v.(lua.LBool); ok {
+func cjsonBoolOption(L *glua.LState, i int, setting *bool) int {
+	if v := L.Get(i); v != glua.LNil {
+		if b, ok := v.(glua.LBool); ok {
 			*setting = bool(b)
 		} else {
 			*setting = cjsonCheckOption(L, i, []string{"off", "on"}) == 1
 		}
 	}
-	L.Push(lua.LBool(*setting))
+	L.Push(glua.LBool(*setting))
 	return 1
 }
 
 // cjsonCheckOption is luaL_checkoption without a default.
-func cjsonCheckOption(L *lua.LState, i int, names []string) int {
+func cjsonCheckOption(L *glua.LState, i int, names []string) int {
 	s := L.CheckString(i)
 	for j, n := range names {
 		if s == n {
@@ -189,17 +187,17 @@ func jsonNestingPast(s string, max int) (int, int) {
 	return 0, 0
 }
 
-func jsonToLua(L *lua.LState, v any, null lua.LValue) lua.LValue {
+func jsonToLua(L *glua.LState, v any, null glua.LValue) glua.LValue {
 	switch v := v.(type) {
 	case nil:
 		return null
 	case bool:
-		return lua.LBool(v)
+		return glua.LBool(v)
 	case json.Number:
 		f, _ := strconv.ParseFloat(string(v), 64)
-		return lua.LNumber(f)
+		return glua.LNumber(f)
 	case string:
-		return lua.LString(v)
+		return glua.LString(v)
 	case []any:
 		t := L.CreateTable(len(v), 0)
 		for i, x := range v {
@@ -213,7 +211,7 @@ func jsonToLua(L *lua.LState, v any, null lua.LValue) lua.LValue {
 		}
 		return t
 	}
-	return lua.LNil
+	return glua.LNil
 }
 
 // fmtG14 is "%.14g", the number format of cjson and Lua 5.1.
@@ -247,25 +245,25 @@ func fmtG(f float64, prec int) string {
 	return s
 }
 
-func (cfg *cjsonConfig) encode(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
+func (cfg *cjsonConfig) encode(L *glua.LState, b []byte, v glua.LValue, depth int) []byte {
 	switch v := v.(type) {
-	case *lua.LNilType:
+	case *glua.LNilType:
 		return append(b, "null"...)
-	case lua.LBool:
+	case glua.LBool:
 		if v {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)
-	case lua.LNumber:
+	case glua.LNumber:
 		return cfg.appendNumber(L, b, float64(v))
-	case lua.LString:
+	case glua.LString:
 		return appendJSONString(b, string(v))
-	case *lua.LUserData:
+	case *glua.LUserData:
 		if v == cfg.null {
 			return append(b, "null"...)
 		}
 		L.RaiseError("Cannot serialise userdata: type not supported")
-	case *lua.LTable:
+	case *glua.LTable:
 		depth++
 		if depth > cfg.encodeMaxDepth {
 			L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
@@ -283,15 +281,15 @@ func (cfg *cjsonConfig) encode(L *lua.LState, b []byte, v lua.LValue, depth int)
 		}
 		b = append(b, '{')
 		first := true
-		luaForEach(v, func(k, val lua.LValue) {
+		forEach(v, func(k, val glua.LValue) {
 			if !first {
 				b = append(b, ',')
 			}
 			first = false
 			switch k := k.(type) {
-			case lua.LString:
+			case glua.LString:
 				b = appendJSONString(b, string(k))
-			case lua.LNumber:
+			case glua.LNumber:
 				b = append(cfg.appendNumber(L, append(b, '"'), float64(k)), '"')
 			default:
 				L.RaiseError("Cannot serialise table: table key must be a number or string")
@@ -309,13 +307,13 @@ func (cfg *cjsonConfig) encode(L *lua.LState, b []byte, v lua.LValue, depth int)
 // cjsonArrayLen follows lua_array_length: a table whose keys are all
 // positive integers is an array (unless excessively sparse); an empty
 // table is an object.
-func (cfg *cjsonConfig) arrayLen(L *lua.LState, t *lua.LTable) (int, bool) {
+func (cfg *cjsonConfig) arrayLen(L *glua.LState, t *glua.LTable) (int, bool) {
 	max, items, ok := 0, 0, true
-	luaForEach(t, func(k, _ lua.LValue) {
+	forEach(t, func(k, _ glua.LValue) {
 		if !ok {
 			return
 		}
-		n, isNum := k.(lua.LNumber)
+		n, isNum := k.(glua.LNumber)
 		if !isNum || float64(n) < 1 || float64(n) != math.Floor(float64(n)) {
 			ok = false
 			return
@@ -338,7 +336,7 @@ func (cfg *cjsonConfig) arrayLen(L *lua.LState, t *lua.LTable) (int, bool) {
 }
 
 // appendNumber is json_append_number.
-func (cfg *cjsonConfig) appendNumber(L *lua.LState, b []byte, f float64) []byte {
+func (cfg *cjsonConfig) appendNumber(L *glua.LState, b []byte, f float64) []byte {
 	switch {
 	case cfg.encodeInvalid == 0 && (math.IsInf(f, 0) || math.IsNaN(f)):
 		L.RaiseError("Cannot serialise number: must not be NaN or Inf")
@@ -384,81 +382,4 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
-}
-
-// Lua BitOp.
-func newBitLib(L *lua.LState) *lua.LTable {
-	t := L.NewTable()
-	arg := func(L *lua.LState, i int) int32 {
-		f := float64(L.CheckNumber(i))
-		return int32(uint32(int64(math.RoundToEven(math.Mod(f, 4294967296)))))
-	}
-	ret := func(L *lua.LState, v int32) int { L.Push(lua.LNumber(v)); return 1 }
-	fold := func(op func(a, b int32) int32) lua.LGFunction {
-		return func(L *lua.LState) int {
-			v := arg(L, 1)
-			for i := 2; i <= L.GetTop(); i++ {
-				v = op(v, arg(L, i))
-			}
-			return ret(L, v)
-		}
-	}
-	fns := map[string]lua.LGFunction{
-		"tobit": func(L *lua.LState) int { return ret(L, arg(L, 1)) },
-		"bnot":  func(L *lua.LState) int { return ret(L, ^arg(L, 1)) },
-		"band":  fold(func(a, b int32) int32 { return a & b }),
-		"bor":   fold(func(a, b int32) int32 { return a | b }),
-		"bxor":  fold(func(a, b int32) int32 { return a ^ b }),
-		"lshift": func(L *lua.LState) int {
-			return ret(L, int32(uint32(arg(L, 1))<<(uint32(arg(L, 2))&31)))
-		},
-		"rshift": func(L *lua.LState) int {
-			return ret(L, int32(uint32(arg(L, 1))>>(uint32(arg(L, 2))&31)))
-		},
-		"arshift": func(L *lua.LState) int { return ret(L, arg(L, 1)>>(uint32(arg(L, 2))&31)) },
-		"rol": func(L *lua.LState) int {
-			x, n := uint32(arg(L, 1)), uint32(arg(L, 2))&31
-			return ret(L, int32(x<<n|x>>((32-n)&31)))
-		},
-		"ror": func(L *lua.LState) int {
-			x, n := uint32(arg(L, 1)), uint32(arg(L, 2))&31
-			return ret(L, int32(x>>n|x<<((32-n)&31)))
-		},
-		"bswap": func(L *lua.LState) int {
-			x := uint32(arg(L, 1))
-			return ret(L, int32(x>>24|(x>>8)&0xff00|(x<<8)&0xff0000|x<<24))
-		},
-		"tohex": func(L *lua.LState) int {
-			x := uint32(arg(L, 1))
-			n := int32(8)
-			if L.GetTop() >= 2 {
-				n = arg(L, 2)
-			}
-			digits := "0123456789abcdef"
-			if n < 0 {
-				n = -n
-				digits = "0123456789ABCDEF"
-			}
-			if n > 8 {
-				n = 8
-			}
-			out := make([]byte, n)
-			for i := n - 1; i >= 0; i-- {
-				out[i] = digits[x&15]
-				x >>= 4
-			}
-			L.Push(lua.LString(out))
-			return 1
-		},
-	}
-	names := make([]string, 0, len(fns))
-	for k := range fns {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		t.RawSetString(k, L.NewFunction(fns[k]))
-	}
-	_ = bytes.MinRead
-	return t
 }
