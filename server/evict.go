@@ -6,11 +6,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -454,18 +454,13 @@ func (s *Server) scriptDenyOOM(name string, args [][]byte) bool {
 	if len(args) < 2 {
 		return false
 	}
-	flags := sfCompat
+	flags := lua.Compat
 	if name == "eval" {
-		flags, _, _ = parseShebang(string(args[1]))
-	} else {
-		st := &s.lua
-		st.mu.Lock()
-		if sc := st.scripts[strings.ToLower(string(args[1]))]; sc != nil {
-			flags = sc.flags
-		}
-		st.mu.Unlock()
+		flags, _ = lua.ParseShebang(string(args[1]))
+	} else if sc := s.lua.eng.Script(args[1]); sc != nil {
+		flags = sc.Flags
 	}
-	return flags&(sfCompat|sfNoWrites|sfAllowOOM) == 0
+	return flags&(lua.Compat|lua.NoWrites|lua.AllowOOM) == 0
 }
 
 // performEvictions frees memory by the policy until used memory is under

@@ -1,11 +1,11 @@
 package server
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -153,8 +153,8 @@ func (c *Client) mayReplicate(cmd *Command, args [][]byte) bool {
 		}
 		return false
 	case "eval", "evalsha", "fcall":
-		if flags, ok := c.srv.scriptFlags(c.slot, cmd.Name, args); ok && flags&sfCompat == 0 {
-			return flags&sfNoWrites == 0
+		if flags, ok := c.srv.scriptFlags(c.slot, cmd.Name, args); ok && flags&lua.Compat == 0 {
+			return flags&lua.NoWrites == 0
 		}
 	}
 	return cmd.flags&(flagWrite|flagMayReplicate) != 0
@@ -163,20 +163,18 @@ func (c *Client) mayReplicate(cmd *Command, args [][]byte) bool {
 // scriptFlags returns the declared flags of the script or function that
 // EVAL, EVALSHA or FCALL would run; ok is false when it is not known (an
 // EVALSHA of an unknown script, a missing function).
-func (s *Server) scriptFlags(slot int, name string, args [][]byte) (flags int, ok bool) {
+func (s *Server) scriptFlags(slot int, name string, args [][]byte) (flags lua.Flags, ok bool) {
 	if len(args) < 2 {
 		return 0, false
 	}
-	st := s.scripting()
+	eng := s.lua.eng
 	switch name {
 	case "eval":
-		flags, _, err := parseShebang(string(args[1]))
-		return flags, err == ""
+		flags, err := lua.ParseShebang(string(args[1]))
+		return flags, err == nil
 	case "evalsha":
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if sc := st.scripts[strings.ToLower(string(args[1]))]; sc != nil {
-			return sc.flags, true
+		if sc := eng.Script(args[1]); sc != nil {
+			return sc.Flags, true
 		}
 		return 0, false
 	}
@@ -185,12 +183,8 @@ func (s *Server) scriptFlags(slot int, name string, args [][]byte) (flags int, o
 		return 0, false
 	}
 	defer s.ks.Lock.RUnlock(slot)
-	f := st.fn.funcs[string(args[1])]
-	if f == nil {
-		f = st.fn.funcs[strings.ToLower(string(args[1]))]
+	if f := eng.Function(args[1]); f != nil {
+		return f.Flags, true
 	}
-	if f == nil {
-		return 0, false
-	}
-	return f.flags, true
+	return 0, false
 }

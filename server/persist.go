@@ -103,10 +103,8 @@ func (s *Server) takeSnapshot() *snapshot {
 	p := &s.persist
 	p.seq++
 	snap := &snapshot{seq: p.seq, dirty: s.ks.DirtyTotal(), ctime: time.Now().Unix(), usedMem: readMemory().used}
-	if st := &s.lua; st.fn.libs != nil {
-		for _, l := range st.fn.sortedLibs() {
-			snap.funcs = append(snap.funcs, l.code)
-		}
+	for _, l := range s.lua.eng.Libraries() {
+		snap.funcs = append(snap.funcs, l.Code)
 	}
 	now := store.Now()
 	ndb := s.ks.NumDBs()
@@ -576,14 +574,8 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 			return nil
 		},
 		Function: func(code []byte) error {
-			st := s.scripting()
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			st.functions()
-			if _, err := st.loadLibrary(string(code), merge); err != "" {
-				return errors.New(err)
-			}
-			return nil
+			_, err := s.lua.eng.LoadLibrary(string(code), merge)
+			return err
 		},
 		EmptyKey: func(db int, key []byte) {
 			if empty++; empty <= 10 {

@@ -1,25 +1,22 @@
 package server
 
 import (
-	"context"
-	"crypto/sha1"
-	"encoding/hex"
-	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
+	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/resp"
 )
 
-// Lua scripting (EVAL family, SCRIPT) on gopher-lua, following Redis
-// 7.0's eval.c/script_lua.c/script.c. Scripts run with the keyspace
-// exclusively locked (lock_all); their redis.call commands go through a
-// connection-less pseudo client with inExec set, so they take no locks.
+// The server's side of scripting (EVAL family, SCRIPT, FUNCTION, FCALL;
+// the engine is package lua), following Redis 7.0's eval.c and
+// script.c: the gates a script and each of its commands pass, the busy
+// state of a long script, and the host the engine calls. Scripts run
+// with the keyspace exclusively locked (lock_all); their redis.call
+// commands go through a connection-less pseudo client with inExec set,
+// so they take no locks.
 
 func init() {
 	evalKeys := func(args [][]byte) []int { return numkeysPositions(args, 2, 3) }
@@ -61,30 +58,6 @@ func parseIntArg(b []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// Script flags (shebang flags=...).
-const (
-	sfNoWrites = 1 << iota
-	sfAllowOOM
-	sfAllowStale
-	sfNoCluster
-	sfAllowCrossSlot
-	sfCompat // no shebang: EVAL compatibility mode
-)
-
-var scriptFlagNames = []struct {
-	name string
-	flag int
-}{{"no-writes", sfNoWrites}, {"allow-oom", sfAllowOOM}, {"allow-stale", sfAllowStale}, {"no-cluster", sfNoCluster}, {"allow-cross-slot-keys", sfAllowCrossSlot}}
-
-// evalScript is a cached EVAL script.
-type evalScript struct {
-	sha   string
-	body  string
-	flags int
-	proto *lua.FunctionProto
-	fn    *lua.LFunction // bound to the eval VM, created on first run
-}
-
 // scriptRun is the state of the script being executed.
 type scriptRun struct {
 	caller   *Client
@@ -93,235 +66,206 @@ type scriptRun struct {
 	eval     bool
 	readOnly bool
 	wrote    bool
-	killed   atomic.Bool
-	argv     [][]byte
-	argbuf   []byte
-	offs     []int
 	cmd      []string // the running FCALL's arguments (FUNCTION STATS)
 	keys     [][]byte // the keys the caller declared (client tracking)
 }
 
-// scriptingState is the server's scripting engine state (the Server
-// embeds it; the zero value is ready, VMs are created on first use).
+// scriptingState is the server's scripting state (the Server embeds it):
+// the engine, and the run of the script being executed.
 type scriptingState struct {
-	mu      sync.Mutex // guards scripts, libraries and the run pointer for KILL/STATS
-	scripts map[string]*evalScript
-	srv     *Server
-	evalVM  *luaVM
-	fnVM    *luaVM
-	pc      *Client
-	run     scriptRun
-	cur     *scriptRun // non-nil while a script runs (VM goroutine)
+	eng *lua.Engine
+	srv *Server
+	mu  sync.Mutex // guards the running pointer for KILL and STATS
+	pc  *Client
+	run scriptRun
+	cur *scriptRun // non-nil while a script runs (VM goroutine)
+	// running is the run KILL and STATS see.
 	running atomic.Pointer[scriptRun]
 	// busySince is the nanotime a script started, 0 when none runs: the
 	// dispatcher's only hot-path cost is loading it.
 	busySince atomic.Int64
-	fn        functionsState
-	// rand48 is the state of the scripts' math.random (Redis's
-	// redisLrand48, shared by EVAL and functions, never reseeded
-	// implicitly).
-	rand48 uint64
 }
 
-func (s *Server) scripting() *scriptingState {
-	st := &s.lua
-	st.mu.Lock()
-	if st.srv == nil {
-		st.srv = s
-		st.rand48 = rand48Init
-		st.scripts = map[string]*evalScript{}
-		st.fn.libs = map[string]*luaLibrary{}
-		st.fn.funcs = map[string]*luaFunction{}
-	}
-	st.mu.Unlock()
-	return st
+// wireScripting creates the Lua engine, with the scripting state as its
+// host.
+func (s *Server) wireScripting() {
+	s.lua.srv = s
+	s.lua.eng = lua.New(&s.lua, Version)
 }
 
-func sha1Hex(b []byte) string {
-	sum := sha1.Sum(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// parseShebang extracts the flags of a "#!lua flags=..." first line and
-// the body's shebang length (kept newline: line numbers stay right).
-func parseShebang(body string) (flags int, shebangLen int, err string) {
-	if !strings.HasPrefix(body, "#!") {
-		return sfCompat, 0, ""
-	}
-	nl := strings.IndexByte(body, '\n')
-	if nl < 0 {
-		return 0, 0, "Invalid script shebang"
-	}
-	parts := strings.Fields(body[:nl])
-	if len(parts) == 0 {
-		return 0, 0, "Invalid engine in script shebang"
-	}
-	if parts[0] != "#!lua" {
-		return 0, 0, "Unexpected engine in script shebang: " + parts[0]
-	}
-	for _, p := range parts[1:] {
-		if !strings.HasPrefix(p, "flags=") {
-			return 0, 0, "Unknown lua shebang option: " + p
-		}
-		v := p[6:]
-		if v == "" {
-			continue
-		}
-		for _, f := range strings.Split(v, ",") {
-			found := false
-			for _, d := range scriptFlagNames {
-				if d.name == f {
-					flags |= d.flag
-					found = true
-				}
-			}
-			if !found {
-				return 0, 0, "Unexpected flag in script shebang: " + f
-			}
+// Call runs one redis.call/pcall command of the running script through
+// the pseudo client, after the checks Redis's scriptCall makes; a
+// refused command gets its error reply (counted in the error and
+// rejected-call statistics) instead.
+func (st *scriptingState) Call(argv [][]byte, proto int) []byte {
+	run := st.cur
+	pc := run.pc
+	pc.w.Buf = pc.w.Buf[:0]
+	pc.w.Proto = proto
+	cmd := lookupCommand(argv[0])
+	if cmd != nil && cmd.sub != nil {
+		if len(argv) >= 2 {
+			cmd = cmd.lookupSub(argv[1])
 		}
 	}
-	return flags, nl, ""
+	if msg := st.refuseCall(run, cmd, argv); msg != "" {
+		if cmd != nil {
+			st.srv.stats[pc.slot].cmds[cmd.id].rejected.Add(1)
+		}
+		pc.w.Error(msg)
+		return pc.w.Buf
+	}
+	if cmd.flags&flagWrite != 0 {
+		run.wrote = true
+	}
+	pc.mark = 0 // time each call on its own, not since the previous one
+	pc.call(cmd, argv)
+	if pc.blocked {
+		pc.blocked = false
+		pc.blockedFlag.Store(false)
+	}
+	return pc.w.Buf
 }
 
-// createScript compiles and caches body, replying with the error on
-// failure.
-func (st *scriptingState) createScript(c *Client, body []byte) (string, *evalScript) {
-	sha := sha1Hex(body)
-	st.mu.Lock()
-	sc := st.scripts[sha]
-	st.mu.Unlock()
-	if sc != nil {
-		return sha, sc
+// refuseCall returns the error for a command (nil when unknown) that the
+// script may not run, or "".
+func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte) string {
+	srv := st.srv
+	if cmd == nil {
+		return "ERR Unknown Redis command called from script"
 	}
-	src := string(body)
-	flags, shebang, errText := parseShebang(src)
-	if errText != "" {
-		c.w.Error("ERR " + errText)
-		return "", nil
+	if (cmd.Arity > 0 && cmd.Arity != len(argv)) || len(argv) < -cmd.Arity {
+		return "ERR Wrong number of args calling Redis command from script"
 	}
-	proto, err := compileLua(src[shebang:], "user_script")
-	if err != nil {
-		c.w.Error("ERR Error compiling script (new function): " + compileErrorText(err, "user_script", src))
-		return "", nil
+	if cmd.flags&flagNoScript != 0 && !srv.denyScriptsOff.Load() {
+		return "ERR This Redis command is not allowed from script"
 	}
-	sc = &evalScript{sha: sha, body: src, flags: flags, proto: proto}
-	st.mu.Lock()
-	if old := st.scripts[sha]; old != nil {
-		sc = old
-	} else {
-		st.scripts[sha] = sc
+	if run.caller != nil {
+		if msg := run.pc.aclScriptDenied(run.caller, cmd, argv); msg != "" {
+			return "ERR " + msg
+		}
 	}
-	st.mu.Unlock()
-	return sha, sc
+	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
+		return "ERR Write commands are not allowed from read-only scripts."
+	}
+	if cmd.flags&flagDenyOOM != 0 && !run.wrote && run.caller != nil && run.caller.preOOM &&
+		!run.caller.scriptAllowOOM && srv.cfg.maxMemory.Load() != 0 {
+		// Over maxmemory when the script began, and no write yet
+		// (scriptVerifyOOM).
+		return errOOM
+	}
+	if cmd.flags&flagWrite != 0 && run.caller != nil && srv.readOnlyReplicaFor(run.caller) {
+		return "READONLY You can't write against a read only replica." // scriptVerifyWriteCommandAllow
+	}
+	if cmd.flags&flagWrite != 0 && srv.replicasMissing() {
+		return errNoReplicas // scriptVerifyWriteCommandAllow
+	}
+	return ""
+}
+
+// Log writes a redis.log line.
+func (st *scriptingState) Log(level int, msg string) {
+	st.srv.LogAt(level-lua.LogDebug+LogDebug, "%s", msg)
+}
+
+// ACLCheck is redis.acl_check_cmd for the script's caller.
+func (st *scriptingState) ACLCheck(argv [][]byte) (allowed, ok bool) {
+	run := st.cur
+	return run.pc.aclCheckCmd(run.caller, argv)
+}
+
+func hasFlag(cmd *Command, f string) bool {
+	for _, x := range cmd.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// evalKeysArgs parses EVAL's and FCALL's numkeys (args[2]) and returns
+// the keys and the arguments after them, or false once it replied with
+// the error; badNumkeys is the error for a numkeys that is no integer.
+func evalKeysArgs(c *Client, args [][]byte, badNumkeys string) (keys, argv [][]byte, ok bool) {
+	numkeys, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.w.Error(badNumkeys)
+		return nil, nil, false
+	}
+	if numkeys > int64(len(args)-3) {
+		c.w.Error("ERR Number of keys can't be greater than number of args")
+		return nil, nil, false
+	} else if numkeys < 0 {
+		c.w.Error("ERR Number of keys can't be negative")
+		return nil, nil, false
+	}
+	return args[3 : 3+numkeys], args[3+numkeys:], true
 }
 
 func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
 	// Scripts are skip_monitor: they feed monitors themselves, before the
 	// commands they run, as Redis's evalCommand.
 	c.srv.feedMonitors(c, c.dbi, args, false)
-	st := c.srv.scripting()
-	numkeys, ok := resp.ParseInt(args[2])
+	st := &c.srv.lua
+	keys, argv, ok := evalKeysArgs(c, args, errNotInt)
 	if !ok {
-		c.w.Error(errNotInt)
 		return
 	}
-	if numkeys > int64(len(args)-3) {
-		c.w.Error("ERR Number of keys can't be greater than number of args")
-		return
-	} else if numkeys < 0 {
-		c.w.Error("ERR Number of keys can't be negative")
-		return
-	}
-	var sha string
-	var sc *evalScript
+	var sc *lua.Script
 	if evalsha {
-		if len(args[1]) != 40 {
+		if sc = st.eng.Script(args[1]); sc == nil {
 			c.w.Error(errNoScript)
 			return
 		}
-		var tmp [40]byte
-		for i, b := range args[1] {
-			if b >= 'A' && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			tmp[i] = b
-		}
-		st.mu.Lock()
-		sc = st.scripts[string(tmp[:])]
-		st.mu.Unlock()
-		if sc == nil {
-			c.w.Error(errNoScript)
-			return
-		}
-		sha = sc.sha
 	} else {
-		if sha, sc = st.createScript(c, args[1]); sc == nil {
+		var err error
+		if sc, err = st.eng.LoadScript(args[1]); err != nil {
+			c.w.Error("ERR " + err.Error())
 			return
 		}
 	}
-	if !st.checkFlags(c, sc.flags, ro) {
+	if !st.checkFlags(c, sc.Flags, ro) {
 		return
 	}
-	if st.evalVM == nil {
-		st.evalVM = newLuaVM(st, false)
-	}
-	vm := st.evalVM
-	if sc.fn == nil {
-		sc.fn = vm.L.NewFunctionFromProto(sc.proto)
-		sc.fn.Env = vm.env
-	}
-	L := vm.L
-	keys := args[3 : 3+numkeys]
-	argv := args[3+numkeys:]
-	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
-	vm.globals.RawSetString("ARGV", stringsTable(L, argv))
-	readOnly := ro || (sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0)
-	L.Push(sc.fn)
+	readOnly := ro || (sc.Flags&lua.Compat == 0 && sc.Flags&lua.NoWrites != 0)
+	st.eng.StartEval(sc, keys, argv)
 	st.run.keys = keys
-	st.execute(c, vm, sha, true, readOnly, 0)
+	st.execute(c, sc.SHA, true, readOnly)
 }
 
 const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 
 // checkFlags applies scriptPrepareForRun's flag checks.
-func (st *scriptingState) checkFlags(c *Client, flags int, ro bool) bool {
-	c.scriptAllowOOM = flags&(sfCompat|sfAllowOOM) == sfAllowOOM
-	if flags&sfCompat != 0 {
+func (st *scriptingState) checkFlags(c *Client, flags lua.Flags, ro bool) bool {
+	c.scriptAllowOOM = flags&(lua.Compat|lua.AllowOOM) == lua.AllowOOM
+	if flags&lua.Compat != 0 {
 		return true
 	}
-	if flags&sfNoWrites == 0 && ro {
+	if flags&lua.NoWrites == 0 && ro {
 		c.w.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return false
 	}
-	if flags&sfNoWrites == 0 && c.srv.readOnlyReplicaFor(c) {
+	if flags&lua.NoWrites == 0 && c.srv.readOnlyReplicaFor(c) {
 		// A script that may write counts as a write command (Redis's
 		// eval/fcall getkeys flags), refused by processCommand's
 		// read-only replica check before it runs.
 		c.w.Error("READONLY You can't write against a read only replica.")
 		return false
 	}
-	if flags&sfNoWrites == 0 && c.srv.replicasMissing() {
+	if flags&lua.NoWrites == 0 && c.srv.replicasMissing() {
 		c.w.Error(errNoReplicas)
 		return false
 	}
-	if flags&(sfNoWrites|sfAllowOOM) == 0 && c.srv.cfg.Get("maxmemory") != "0" && c.preOOM {
+	if flags&(lua.NoWrites|lua.AllowOOM) == 0 && c.srv.cfg.Get("maxmemory") != "0" && c.preOOM {
 		c.w.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'")
 		return false
 	}
 	return true
 }
 
-func stringsTable(L *lua.LState, items [][]byte) *lua.LTable {
-	t := L.CreateTable(len(items), 0)
-	for i, a := range items {
-		t.RawSetInt(i+1, lua.LString(a))
-	}
-	return t
-}
-
-// execute calls the function on top of the VM's stack (with nargs
-// arguments after it) and writes its reply or error to c.
-func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readOnly bool, nargs int) {
+// execute runs the script the engine has started for c and writes its
+// reply or error to c, the loop held (busy) past busy-reply-threshold.
+func (st *scriptingState) execute(c *Client, name string, eval, readOnly bool) {
 	if st.pc == nil {
 		st.pc = &Client{srv: st.srv, fd: -1, authed: true, addr: "", inExec: true, fromScript: true}
 		st.pc.w.OnError = st.srv.countError
@@ -330,78 +274,36 @@ func (st *scriptingState) execute(c *Client, vm *luaVM, name string, eval, readO
 	pc.user.Store(c.user.Load()) // the caller's ACL user
 	pc.slot = c.slot
 	pc.dbi = c.dbi
-	pc.w.Proto = 2
 	run := &st.run
 	run.caller, run.pc, run.name, run.eval, run.readOnly, run.wrote = c, pc, name, eval, readOnly, false
-	run.killed.Store(false)
 	st.cur = run
 	st.running.Store(run)
 	st.busySince.Store(nanotime())
-	L := vm.L
-	var err error
 	threshold := time.Duration(st.srv.cfg.busyThreshold.Load()) * time.Millisecond
-	st.srv.whileHeld(c, threshold, func() { err = pcallGuarded(L, nargs, vm.handler) })
+	st.srv.whileHeld(c, threshold, st.eng.Run)
 	st.busySince.Store(0)
 	st.mu.Lock()
 	st.running.Store(nil)
 	st.mu.Unlock()
 	st.cur = nil
 	run.keys = nil
-	if run.killed.Load() {
-		// A kill cancels the VM's context: replace it for the next run.
-		vm.cancel()
-		vm.ctx, vm.cancel = context.WithCancel(context.Background())
-		L.SetContext(vm.ctx)
-	}
-	if err != nil {
-		var obj lua.LValue = lua.LString(err.Error())
-		if ae, ok := err.(*lua.ApiError); ok {
-			obj = ae.Object
-		}
-		writeScriptError(c, obj, name, run.killed.Load())
-		L.SetTop(0)
-		return
-	}
-	v := L.Get(-1)
-	L.SetTop(0)
-	writeLuaReply(c, v, pc.w.Proto == 3, 0)
-}
-
-func writeScriptError(c *Client, obj lua.LValue, name string, killed bool) {
-	t, ok := obj.(*lua.LTable)
-	if !ok {
-		c.w.Error("ERR Error running script " + name + ", " + trunc(lua.LVAsString(obj), 100))
-		return
-	}
-	msg := lua.LVAsString(t.RawGetString("err"))
-	if killed {
-		msg = "ERR Script killed by user with SCRIPT KILL..."
-	}
-	src, line := t.RawGetString("source"), t.RawGetString("line")
-	if src != lua.LNil && line != lua.LNil {
-		msg += " script: " + name + ", on " + lua.LVAsString(src) + ":" + lua.LVAsString(line) + "."
-	}
-	if !killed && errorCounted(t) {
-		c.errorNoStats(msg)
-		return
-	}
-	c.w.Error(msg)
+	st.eng.Reply(&c.w)
 }
 
 func scriptLoadCommand(c *Client, args [][]byte) {
-	sha, sc := c.srv.scripting().createScript(c, args[2])
-	if sc != nil {
-		c.w.BulkString(sha)
+	sc, err := c.srv.lua.eng.LoadScript(args[2])
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		return
 	}
+	c.w.BulkString(sc.SHA)
 }
 
 func scriptExistsCommand(c *Client, args [][]byte) {
-	st := c.srv.scripting()
+	eng := c.srv.lua.eng
 	c.w.Array(len(args) - 2)
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	for _, a := range args[2:] {
-		if st.scripts[strings.ToLower(string(a))] != nil {
+		if eng.Script(a) != nil {
 			c.w.Int(1)
 		} else {
 			c.w.Int(0)
@@ -414,10 +316,7 @@ func scriptFlushCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
 	}
-	st := c.srv.scripting()
-	st.mu.Lock()
-	st.scripts = map[string]*evalScript{}
-	st.mu.Unlock()
+	c.srv.lua.eng.FlushScripts()
 	c.w.OK()
 }
 
@@ -461,7 +360,7 @@ func scriptHelpCommand(c *Client, args [][]byte) {
 // scriptKill implements SCRIPT KILL (eval) and FUNCTION KILL. It takes no
 // keyspace lock: the script holds it.
 func scriptKill(c *Client, eval bool) {
-	st := c.srv.scripting()
+	st := &c.srv.lua
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	run := st.running.Load()
@@ -481,12 +380,7 @@ func scriptKill(c *Client, eval bool) {
 		c.w.Error(errBusyScript)
 		return
 	}
-	run.killed.Store(true)
-	if run.eval {
-		st.evalVM.cancel()
-	} else {
-		st.fnVM.cancel()
-	}
+	st.eng.Kill()
 	c.w.OK()
 }
 
@@ -537,67 +431,10 @@ func (s *Server) abortScripts() {
 	st := &s.lua
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	run := st.running.Load()
-	if run == nil {
-		return
+	if st.running.Load() != nil {
+		st.eng.Kill()
 	}
-	run.killed.Store(true)
-	if run.eval && st.evalVM != nil {
-		st.evalVM.cancel()
-	} else if !run.eval && st.fnVM != nil {
-		st.fnVM.cancel()
-	}
-}
-
-// pcallGuarded is L.PCall, with a last guard: gopher-lua can panic past
-// PCall (a registry overflow inside the error handler, say); that must
-// become this script's error, not a crash of the whole server.
-func pcallGuarded(L *lua.LState, nargs int, handler *lua.LFunction) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-			L.SetTop(0)
-		}
-	}()
-	return L.PCall(nargs, 1, handler)
 }
 
 // cachedScripts is the number of scripts in the EVAL cache (INFO memory).
-func (s *Server) cachedScripts() int {
-	st := &s.lua
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return len(st.scripts)
-}
-
-// aclCheckCmd is redis.acl_check_cmd: whether the script's caller may run
-// the command given as arguments.
-func (vm *luaVM) aclCheckCmd(L *lua.LState) int {
-	run := vm.st.cur
-	if run == nil {
-		vm.notAtLoad(L, "acl_check_cmd")
-		raiseRedisError(L, "redis.acl_check_cmd can only be called inside a script invocation")
-	}
-	n := L.GetTop()
-	if n == 0 {
-		raiseRedisError(L, "Please specify at least one argument for this redis lib call")
-	}
-	args := make([][]byte, 0, n)
-	for i := 1; i <= n; i++ {
-		switch v := L.Get(i).(type) {
-		case lua.LString:
-			args = append(args, []byte(v))
-		case lua.LNumber:
-			args = append(args, resp.AppendDouble(nil, float64(v)))
-		default:
-			raiseRedisError(L, "Lua redis lib command arguments must be strings or integers")
-		}
-	}
-	allowed, ok := run.pc.aclCheckCmd(run.caller, args)
-	if !ok {
-		raiseRedisError(L, "Invalid command passed to redis.acl_check_cmd()")
-	}
-	L.SetTop(0)
-	L.Push(lua.LBool(allowed))
-	return 1
-}
+func (s *Server) cachedScripts() int { return s.lua.eng.NumScripts() }

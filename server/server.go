@@ -151,6 +151,7 @@ func New(cfg *Config) *Server {
 	s.wireEviction()
 	s.wireReplication()
 	s.wireTLS()
+	s.wireScripting()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {

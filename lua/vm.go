@@ -1,4 +1,4 @@
-package server
+package lua
 
 import (
 	"context"
@@ -8,45 +8,45 @@ import (
 	"strconv"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 
-	slua "github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/resp"
 )
 
-// A luaVM is one Lua interpreter with Redis's sandbox: only the allowed
+// A machine is one Lua interpreter with Redis's sandbox: only the allowed
 // globals, a read-only global table (through an empty proxy whose
 // __newindex fails), read-only library tables, the redis API, cjson, bit.
-// A VM is used only under the exclusive keyspace lock, by one script at a
-// time, and is reused across runs.
-type luaVM struct {
-	L       *lua.LState
-	globals *lua.LTable // the real globals (KEYS/ARGV are set here)
-	env     *lua.LTable // the read-only proxy scripts see as _G
-	handler *lua.LFunction
-	st      *scriptingState
+// A machine runs one script at a time and is reused across runs.
+type machine struct {
+	L       *glua.LState
+	globals *glua.LTable // the real globals (KEYS/ARGV are set here)
+	env     *glua.LTable // the read-only proxy scripts see as _G
+	handler *glua.LFunction
+	e       *Engine
 	fnMode  bool // the functions VM (FCALL, FUNCTION LOAD)
 	// ro holds the read-only proxies (the library tables, _G and the
 	// proxy getmetatable(_G) returns): setmetatable on them fails.
-	ro      map[*lua.LTable]bool
-	envMeta *lua.LTable // what getmetatable(_G) returns
-	envMT   *lua.LTable // _G's real metatable: __index is the globals
+	ro      map[*glua.LTable]bool
+	envMeta *glua.LTable // what getmetatable(_G) returns
+	envMT   *glua.LTable // _G's real metatable: __index is the globals
 	// loadGlobals are the only globals of a library's load run (the
 	// functions VM): redis with register_function, log and the
 	// constants; any other name is an error (function_lua.c's
 	// LIBRARY_API_NAME table).
-	loadGlobals *lua.LTable
+	loadGlobals *glua.LTable
 	ctx         context.Context
 	cancel      context.CancelFunc
 }
 
+const errReadonlyTable = "Attempt to modify a readonly table"
+
+// Log levels of redis.log (redis.LOG_DEBUG ... redis.LOG_WARNING).
 const (
-	errReadonlyTable = "Attempt to modify a readonly table"
-	logDebug         = 0
-	logVerbose       = 1
-	logNotice        = 2
-	logWarning       = 3
+	LogDebug = iota
+	LogVerbose
+	LogNotice
+	LogWarning
 )
 
 // allowed globals of the base library (script_lua.c's allow list).
@@ -57,21 +57,21 @@ var luaAllowedBase = []string{"xpcall", "tostring", "getfenv", "setmetatable", "
 func init() {
 	// Lua 5.0's implicit 'arg' table for vararg functions would be built
 	// on every script call (a table per EVAL); scripts use '...' instead.
-	lua.CompatVarArg = false
+	glua.CompatVarArg = false
 }
 
-func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
+func newMachine(e *Engine, fnMode bool) *machine {
 	// Redis lets a script hold about 8000 values on its stack (unpack of a
 	// 7999-element table is in its tests): the registry grows on demand.
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistryMaxSize: 1 << 20, RegistryGrowStep: 1024})
-	vm := &luaVM{L: L, st: st, fnMode: fnMode, ro: map[*lua.LTable]bool{}}
+	L := glua.NewState(glua.Options{SkipOpenLibs: true, RegistryMaxSize: 1 << 20, RegistryGrowStep: 1024})
+	vm := &machine{L: L, e: e, fnMode: fnMode, ro: map[*glua.LTable]bool{}}
 	for _, lib := range []struct {
 		name string
-		fn   lua.LGFunction
-	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
+		fn   glua.LGFunction
+	}{{glua.BaseLibName, glua.OpenBase}, {glua.TabLibName, glua.OpenTable}, {glua.StringLibName, glua.OpenString},
+		{glua.MathLibName, glua.OpenMath}, {glua.CoroutineLibName, glua.OpenCoroutine}} {
 		L.Push(L.NewFunction(lib.fn))
-		L.Push(lua.LString(lib.name))
+		L.Push(glua.LString(lib.name))
 		L.Call(1, 0)
 	}
 	orig := L.G.Global
@@ -82,35 +82,35 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	env := L.NewTable()
 	vm.globals, vm.env = g, env
 
-	strLib := orig.RawGetString("string").(*lua.LTable)
+	strLib := orig.RawGetString("string").(*glua.LTable)
 	strLib.RawSetString("dump", L.NewFunction(luaStringDump))
 	g.RawSetString("loadstring", L.NewFunction(luaLoadstring))
 	tostr := orig.RawGetString("tostring")
-	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+	g.RawSetString("tostring", L.NewFunction(func(L *glua.LState) int {
 		// Lua 5.1 prints numbers with "%.14g" (LUAI_NUMFFORMAT).
 		if L.GetTop() == 0 {
 			L.RaiseError("bad argument #1 to 'tostring' (value expected)")
 		}
-		if n, ok := L.Get(1).(lua.LNumber); ok {
-			L.Push(lua.LString(slua.FormatNumber(float64(n))))
+		if n, ok := L.Get(1).(glua.LNumber); ok {
+			L.Push(glua.LString(fmtG14(float64(n))))
 			return 1
 		}
 		L.Insert(tostr, 1)
 		L.Call(L.GetTop()-1, 1)
 		return 1
 	}))
-	mathLib := orig.RawGetString("math").(*lua.LTable)
+	mathLib := orig.RawGetString("math").(*glua.LTable)
 	mathLib.RawSetString("random", L.NewFunction(vm.mathRandom))
 	mathLib.RawSetString("randomseed", L.NewFunction(vm.mathRandomseed))
 
 	// Libraries: copied into fresh tables, exposed read-only.
 	for _, name := range []string{"string", "table", "math"} {
-		g.RawSetString(name, vm.readonly(orig.RawGetString(name).(*lua.LTable)))
+		g.RawSetString(name, vm.readonly(orig.RawGetString(name).(*glua.LTable)))
 	}
-	libs := slua.Libraries(L)
-	for _, name := range []string{"cjson", "bit", "cmsgpack", "struct"} {
-		g.RawSetString(name, vm.readonly(libs[name]))
-	}
+	g.RawSetString("cjson", vm.readonly(newCjsonLib(L)))
+	g.RawSetString("bit", vm.readonly(newBitLib(L)))
+	g.RawSetString("cmsgpack", vm.readonly(newCmsgpackLib(L)))
+	g.RawSetString("struct", vm.readonly(newStructLib(L)))
 	g.RawSetString("redis", vm.readonly(vm.redisLib()))
 	g.RawSetString("pcall", L.NewFunction(vm.luaPcall))
 	g.RawSetString("_G", env)
@@ -118,7 +118,7 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	// Globals: reads fall through to g, whose own metatable errors on a
 	// missing name; writes always hit the proxy's __newindex.
 	gm := L.NewTable()
-	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+	gm.RawSetString("__index", L.NewFunction(func(L *glua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		return 0
 	}))
@@ -126,7 +126,7 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	em := L.NewTable()
 	em.RawSetString("__index", g)
 	em.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
-	em.RawSetString("__metatable", lua.LFalse)
+	em.RawSetString("__metatable", glua.LFalse)
 	L.SetMetatable(env, em)
 	vm.envMT = em
 	vm.ro[env] = true
@@ -145,33 +145,33 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	}
 	vm.envMeta = vm.readonly(em)
 	setmeta, getmeta := orig.RawGetString("setmetatable"), orig.RawGetString("getmetatable")
-	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+	g.RawSetString("setmetatable", L.NewFunction(func(L *glua.LState) int {
 		// Redis's read-only tables refuse a new metatable like any write.
-		t, ok := L.Get(1).(*lua.LTable)
+		t, ok := L.Get(1).(*glua.LTable)
 		if !ok {
 			L.RaiseError("bad argument #1 to 'setmetatable' (table expected, got %s)", luaTypeName(L.Get(1)))
 		}
-		if m := L.Get(2); m != lua.LNil && m.Type() != lua.LTTable {
+		if m := L.Get(2); m != glua.LNil && m.Type() != glua.LTTable {
 			L.RaiseError("bad argument #2 to 'setmetatable' (nil or table expected)")
 		}
 		if vm.ro[t] {
-			L.Error(lua.LString(errReadonlyTable), 0)
+			L.Error(glua.LString(errReadonlyTable), 0)
 		}
 		L.Insert(setmeta, 1)
 		L.Call(L.GetTop()-1, 1)
 		return 1
 	}))
-	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+	g.RawSetString("getmetatable", L.NewFunction(func(L *glua.LState) int {
 		// _G's metatable is itself read-only; the library tables have
 		// none (their proxies' metatables are an implementation detail).
 		if L.GetTop() == 0 {
 			L.RaiseError("bad argument #1 to 'getmetatable' (value expected)")
 		}
-		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
+		if t, ok := L.Get(1).(*glua.LTable); ok && vm.ro[t] {
 			if t == env {
 				L.Push(vm.envMeta)
 			} else {
-				L.Push(lua.LNil)
+				L.Push(glua.LNil)
 			}
 			return 1
 		}
@@ -187,17 +187,17 @@ func newLuaVM(st *scriptingState, fnMode bool) *luaVM {
 	return vm
 }
 
-func readonlyNewIndex(L *lua.LState) int {
+func readonlyNewIndex(L *glua.LState) int {
 	L.RaiseError(errReadonlyTable)
 	return 0
 }
 
 // readonly returns an empty proxy reading from t whose writes fail; a
 // missing name calls onMiss's __index when given.
-func (vm *luaVM) readonly(t *lua.LTable, onMiss ...*lua.LTable) *lua.LTable {
+func (vm *machine) readonly(t *glua.LTable, onMiss ...*glua.LTable) *glua.LTable {
 	L := vm.L
 	cp := L.NewTable()
-	luaForEach(t, func(k, v lua.LValue) { cp.RawSet(k, v) })
+	forEach(t, func(k, v glua.LValue) { cp.RawSet(k, v) })
 	if len(onMiss) > 0 {
 		L.SetMetatable(cp, onMiss[0])
 	}
@@ -205,19 +205,19 @@ func (vm *luaVM) readonly(t *lua.LTable, onMiss ...*lua.LTable) *lua.LTable {
 	m := L.NewTable()
 	m.RawSetString("__index", cp)
 	m.RawSetString("__newindex", L.NewFunction(readonlyNewIndex))
-	m.RawSetString("__metatable", lua.LFalse)
+	m.RawSetString("__metatable", glua.LFalse)
 	L.SetMetatable(p, m)
 	vm.ro[p] = true
 	return p
 }
 
-// compileLua compiles source into a prototype (no VM needed).
-func compileLua(src, chunk string) (*lua.FunctionProto, error) {
+// compile compiles source into a prototype (no VM needed).
+func compile(src, chunk string) (*glua.FunctionProto, error) {
 	chunkList, err := parse.Parse(strings.NewReader(src), chunk)
 	if err != nil {
 		return nil, err
 	}
-	return lua.Compile(chunkList, chunk)
+	return glua.Compile(chunkList, chunk)
 }
 
 // compileErrorText turns a gopher-lua parse error into Lua 5.1's
@@ -251,28 +251,27 @@ func compileErrorText(err error, chunk, src string) string {
 	return err.Error()
 }
 
-func (vm *luaVM) redisLib() *lua.LTable {
+func (vm *machine) redisLib() *glua.LTable {
 	L := vm.L
 	t := L.NewTable()
-	set := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
-	set("call", func(L *lua.LState) int { return vm.redisCall(L, true) })
-	set("pcall", func(L *lua.LState) int { return vm.redisCall(L, false) })
-	set("error_reply", func(L *lua.LState) int { return singleField(L, "err") })
-	set("status_reply", func(L *lua.LState) int { return singleField(L, "ok") })
-	set("sha1hex", func(L *lua.LState) int {
+	set := func(name string, fn glua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
+	set("call", func(L *glua.LState) int { return vm.redisCall(L, true) })
+	set("pcall", func(L *glua.LState) int { return vm.redisCall(L, false) })
+	set("error_reply", func(L *glua.LState) int { return singleField(L, "err") })
+	set("status_reply", func(L *glua.LState) int { return singleField(L, "ok") })
+	set("sha1hex", func(L *glua.LState) int {
 		if L.GetTop() != 1 {
 			raiseRedisError(L, "wrong number of arguments")
 		}
 		s := L.ToString(1)
 		sum := sha1.Sum([]byte(s))
-		L.Push(lua.LString(hex.EncodeToString(sum[:])))
+		L.Push(glua.LString(hex.EncodeToString(sum[:])))
 		return 1
 	})
 	set("log", vm.redisLog)
 	set("acl_check_cmd", vm.aclCheckCmd)
-	set("setresp", func(L *lua.LState) int {
-		run := vm.st.cur
-		if run == nil {
+	set("setresp", func(L *glua.LState) int {
+		if !vm.e.running {
 			vm.notAtLoad(L, "setresp")
 			raiseRedisError(L, "redis.setresp can only be called inside a script invocation")
 		}
@@ -283,11 +282,11 @@ func (vm *luaVM) redisLib() *lua.LTable {
 		if v != 2 && v != 3 {
 			raiseRedisError(L, "RESP version must be 2 or 3.")
 		}
-		run.pc.w.Proto = v
+		vm.e.run.proto = v
 		return 0
 	})
-	set("set_repl", func(L *lua.LState) int {
-		if vm.st.cur == nil {
+	set("set_repl", func(L *glua.LState) int {
+		if !vm.e.running {
 			vm.notAtLoad(L, "set_repl")
 			raiseRedisError(L, "redis.set_repl can only be called inside a script invocation")
 		}
@@ -300,26 +299,26 @@ func (vm *luaVM) redisLib() *lua.LTable {
 		}
 		return 0
 	})
-	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
-	t.RawSetString("REDIS_VERSION", lua.LString(Version))
-	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(7<<16|0<<8|15))
-	for name, v := range map[string]int{"LOG_DEBUG": logDebug, "LOG_VERBOSE": logVerbose, "LOG_NOTICE": logNotice,
-		"LOG_WARNING": logWarning, "REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
-		t.RawSetString(name, lua.LNumber(v))
+	set("replicate_commands", func(L *glua.LState) int { L.Push(glua.LTrue); return 1 })
+	t.RawSetString("REDIS_VERSION", glua.LString(vm.e.version))
+	t.RawSetString("REDIS_VERSION_NUM", glua.LNumber(versionNum(vm.e.version)))
+	for name, v := range map[string]int{"LOG_DEBUG": LogDebug, "LOG_VERBOSE": LogVerbose, "LOG_NOTICE": LogNotice,
+		"LOG_WARNING": LogWarning, "REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3} {
+		t.RawSetString(name, glua.LNumber(v))
 	}
 	return t
 }
 
 // raiseRedisError raises a Redis error table (luaPushError + luaError):
 // msg without a code gets "ERR".
-func raiseRedisError(L *lua.LState, msg string) {
+func raiseRedisError(L *glua.LState, msg string) {
 	L.Error(errorTable(L, msg), 0)
 }
 
 // errorTable builds {err="CODE msg"} as luaPushErrorBuff does.
-func errorTable(L *lua.LState, msg string) *lua.LTable {
+func errorTable(L *glua.LState, msg string) *glua.LTable {
 	t := L.CreateTable(0, 2)
-	t.RawSetString("err", lua.LString(errorWithCode(msg)))
+	t.RawSetString("err", glua.LString(errorWithCode(msg)))
 	return t
 }
 
@@ -335,8 +334,8 @@ func errorWithCode(msg string) string {
 	return strings.TrimRight(msg, "\r\n")
 }
 
-func singleField(L *lua.LState, field string) int {
-	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+func singleField(L *glua.LState, field string) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != glua.LTString {
 		L.SetTop(0)
 		L.Push(errorTable(L, "wrong number or type of arguments"))
 		return 1
@@ -349,47 +348,47 @@ func singleField(L *lua.LState, field string) int {
 		}
 		s = errorWithCode(s)
 	}
-	t.RawSetString(field, lua.LString(s))
+	t.RawSetString(field, glua.LString(s))
 	L.Push(t)
 	return 1
 }
 
-func (vm *luaVM) redisLog(L *lua.LState) int {
+func (vm *machine) redisLog(L *glua.LState) int {
 	n := L.GetTop()
 	if n < 2 {
 		raiseRedisError(L, "redis.log() requires two arguments or more.")
 	}
-	if L.Get(1).Type() != lua.LTNumber {
+	if L.Get(1).Type() != glua.LTNumber {
 		raiseRedisError(L, "First argument must be a number (log level).")
 	}
 	level := L.ToInt(1)
-	if level < logDebug || level > logWarning {
+	if level < LogDebug || level > LogWarning {
 		raiseRedisError(L, "Invalid debug level.")
 	}
 	parts := make([]string, 0, n-1)
 	for i := 2; i <= n; i++ {
 		parts = append(parts, L.ToString(i))
 	}
-	vm.st.srv.LogAt(level-logDebug+LogDebug, "%s", strings.Join(parts, " "))
+	vm.e.host.Log(level, strings.Join(parts, " "))
 	return 0
 }
 
 // luaPcall is Redis's pcall: like Lua's, but an error table with an err
 // field is returned as that string.
-func (vm *luaVM) luaPcall(L *lua.LState) int {
+func (vm *machine) luaPcall(L *glua.LState) int {
 	n := L.GetTop()
 	if n == 0 {
 		L.ArgError(1, "value expected")
 	}
 	base := 0
-	fn, _ := L.Get(1).(*lua.LFunction)
-	err := L.PCall(n-1, lua.MultRet, nil)
+	fn, _ := L.Get(1).(*glua.LFunction)
+	err := L.PCall(n-1, glua.MultRet, nil)
 	if err != nil {
-		obj := lua.LValue(lua.LString(err.Error()))
-		if ae, ok := err.(*lua.ApiError); ok {
+		obj := glua.LValue(glua.LString(err.Error()))
+		if ae, ok := err.(*glua.ApiError); ok {
 			obj = ae.Object
 		}
-		if msg, ok := obj.(lua.LString); ok {
+		if msg, ok := obj.(glua.LString); ok {
 			s := luaErrorText(string(msg))
 			// A Go function called by pcall itself raised this: Lua 5.1's
 			// luaL_error would name pcall's position (a C function: none),
@@ -399,32 +398,32 @@ func (vm *luaVM) luaPcall(L *lua.LState) int {
 					s = strings.TrimPrefix(s, where+" ")
 				}
 			}
-			obj = lua.LString(s)
+			obj = glua.LString(s)
 		}
-		if t, ok := obj.(*lua.LTable); ok {
-			if s, ok := t.RawGetString("err").(lua.LString); ok {
+		if t, ok := obj.(*glua.LTable); ok {
+			if s, ok := t.RawGetString("err").(glua.LString); ok {
 				obj = s
 			}
 		}
-		L.Push(lua.LFalse)
+		L.Push(glua.LFalse)
 		L.Push(obj)
 		return 2
 	}
 	nret := L.GetTop() - base
-	L.Insert(lua.LTrue, 1)
+	L.Insert(glua.LTrue, 1)
 	return nret + 1
 }
 
 // errHandler is __redis__err__handler: it turns the error into a table
 // with err, source and line of the Lua code that raised it.
-func (vm *luaVM) errHandler(L *lua.LState) int {
+func (vm *machine) errHandler(L *glua.LState) int {
 	e := L.Get(1)
-	t, ok := e.(*lua.LTable)
+	t, ok := e.(*glua.LTable)
 	if !ok {
 		t = L.CreateTable(0, 3)
-		t.RawSetString("err", lua.LString("ERR "+luaErrorText(lua.LVAsString(e))))
-		if e.Type() != lua.LTString && e.Type() != lua.LTNumber {
-			t.RawSetString("err", lua.LString("ERR "+e.String()))
+		t.RawSetString("err", glua.LString("ERR "+luaErrorText(glua.LVAsString(e))))
+		if e.Type() != glua.LTString && e.Type() != glua.LTNumber {
+			t.RawSetString("err", glua.LString("ERR "+e.String()))
 		}
 	}
 	for lvl := 1; lvl < 4; lvl++ {
@@ -432,7 +431,7 @@ func (vm *luaVM) errHandler(L *lua.LState) int {
 		if !ok {
 			break
 		}
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+		if _, err := L.GetInfo("Sl", dbg, glua.LNil); err != nil {
 			break
 		}
 		if dbg.What == "G" || dbg.CurrentLine < 0 {
@@ -442,12 +441,12 @@ func (vm *luaVM) errHandler(L *lua.LState) int {
 		if inner, ok := strings.CutPrefix(dbg.Source, `[string "`); ok && strings.HasSuffix(inner, `"]`) && !strings.HasSuffix(inner, `..."]`) {
 			src = strings.TrimSuffix(inner, `"]`) // loadstring's chunk name
 		}
-		t.RawSetString("source", lua.LString(src))
-		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
-		if msg, ok := e.(lua.LString); ok && lvl == 1 && strings.HasSuffix(string(msg), luaCallErr) {
+		t.RawSetString("source", glua.LString(src))
+		t.RawSetString("line", glua.LNumber(dbg.CurrentLine))
+		if msg, ok := e.(glua.LString); ok && lvl == 1 && strings.HasSuffix(string(msg), luaCallErr) {
 			if desc := describeFailedCall(L, dbg); desc != "" {
 				m := strings.TrimSuffix(string(msg), luaCallErr) + "attempt to call " + desc
-				t.RawSetString("err", lua.LString("ERR "+m))
+				t.RawSetString("err", glua.LString("ERR "+m))
 			}
 		}
 		break
@@ -464,9 +463,9 @@ const luaCallErr = "attempt to call a non-function object"
 // The frame stopped at a call on its current line whose function register
 // holds a value that cannot be called; the instruction that loaded that
 // register tells the kind of name (luaG_typeerror's getobjname).
-func describeFailedCall(L *lua.LState, dbg *lua.Debug) string {
-	fv, err := L.GetInfo("f", dbg, lua.LNil)
-	f, ok := fv.(*lua.LFunction)
+func describeFailedCall(L *glua.LState, dbg *glua.Debug) string {
+	fv, err := L.GetInfo("f", dbg, glua.LNil)
+	f, ok := fv.(*glua.LFunction)
 	if err != nil || !ok || f.IsG || f.Proto == nil {
 		return ""
 	}
@@ -476,12 +475,12 @@ func describeFailedCall(L *lua.LState, dbg *lua.Debug) string {
 	for pc := len(p.Code) - 1; pc >= 0; pc-- {
 		inst := p.Code[pc]
 		if pc >= len(p.DbgSourcePositions) || p.DbgSourcePositions[pc] != dbg.CurrentLine ||
-			(op(inst) != lua.OP_CALL && op(inst) != lua.OP_TAILCALL) {
+			(op(inst) != glua.OP_CALL && op(inst) != glua.OP_TAILCALL) {
 			continue
 		}
 		a := argA(inst)
 		name, v := L.GetLocal(dbg, a+1)
-		if name == "" || v.Type() == lua.LTFunction || L.GetMetaField(v, "__call") != lua.LNil {
+		if name == "" || v.Type() == glua.LTFunction || L.GetMetaField(v, "__call") != glua.LNil {
 			continue
 		}
 		typ := "a " + v.Type().String() + " value"
@@ -498,15 +497,15 @@ func describeFailedCall(L *lua.LState, dbg *lua.Debug) string {
 				continue
 			}
 			switch op(prev) {
-			case lua.OP_GETGLOBAL:
+			case glua.OP_GETGLOBAL:
 				kind = "global"
-			case lua.OP_GETTABLEKS, lua.OP_GETTABLE:
+			case glua.OP_GETTABLEKS, glua.OP_GETTABLE:
 				kind = "field"
-			case lua.OP_SELF:
+			case glua.OP_SELF:
 				kind = "method"
-			case lua.OP_GETUPVAL:
+			case glua.OP_GETUPVAL:
 				kind = "upvalue"
-			case lua.OP_MOVE:
+			case glua.OP_MOVE:
 				kind = "local"
 			}
 			break
@@ -519,10 +518,12 @@ func describeFailedCall(L *lua.LState, dbg *lua.Debug) string {
 	return ""
 }
 
-// redisCall implements redis.call (raise) and redis.pcall.
-func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
-	run := vm.st.cur
-	if run == nil {
+// redisCall implements redis.call (raise) and redis.pcall: the arguments
+// become the command's argv, the host runs it, and its reply becomes a
+// Lua value (an error reply is raised by redis.call).
+func (vm *machine) redisCall(L *glua.LState, raise bool) int {
+	e := vm.e
+	if !e.running {
 		if raise {
 			vm.notAtLoad(L, "call")
 		} else {
@@ -532,108 +533,38 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 	}
 	n := L.GetTop()
 	if n == 0 {
-		return vm.callFailed(L, raise, "Please specify at least one argument for this redis lib call", nil)
+		return callFailed(L, raise, "Please specify at least one argument for this redis lib call")
 	}
-	argv := run.argv[:0]
-	buf := run.argbuf[:0]
-	offs := run.offs[:0]
+	argv := e.argv[:0]
+	buf := e.argbuf[:0]
+	offs := e.offs[:0]
 	for i := 1; i <= n; i++ {
 		start := len(buf)
 		switch v := L.Get(i).(type) {
-		case lua.LString:
+		case glua.LString:
 			buf = append(buf, v...)
-		case lua.LNumber:
+		case glua.LNumber:
 			buf = resp.AppendDouble(buf, float64(v))
 		default:
-			return vm.callFailed(L, raise, "Lua redis lib command arguments must be strings or integers", nil)
+			return callFailed(L, raise, "Lua redis lib command arguments must be strings or integers")
 		}
 		offs = append(offs, start, len(buf))
 	}
 	for i := 0; i < len(offs); i += 2 {
 		argv = append(argv, buf[offs[i]:offs[i+1]:offs[i+1]])
 	}
-	run.argv, run.argbuf, run.offs = argv, buf, offs
+	e.argv, e.argbuf, e.offs = argv, buf, offs
 	L.SetTop(0)
-	pc := run.pc
-	cmd := lookupCommand(argv[0])
-	if cmd != nil && cmd.sub != nil {
-		if len(argv) >= 2 {
-			cmd = cmd.lookupSub(argv[1])
-		}
-	}
-	if cmd == nil || (cmd.Arity > 0 && cmd.Arity != len(argv)) || len(argv) < -cmd.Arity {
-		msg := "Unknown Redis command called from script"
-		if cmd != nil {
-			msg = "Wrong number of args calling Redis command from script"
-		}
-		return vm.rejectCall(L, raise, msg, cmd)
-	}
-	if cmd.flags&flagNoScript != 0 && !vm.st.srv.denyScriptsOff.Load() {
-		return vm.rejectCall(L, raise, "This Redis command is not allowed from script", cmd)
-	}
-	if run.caller != nil {
-		if msg := pc.aclScriptDenied(run.caller, cmd, argv); msg != "" {
-			return vm.rejectCall(L, raise, msg, cmd)
-		}
-	}
-	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
-		return vm.rejectCall(L, raise, "Write commands are not allowed from read-only scripts.", cmd)
-	}
-	if cmd.flags&flagDenyOOM != 0 && !run.wrote && run.caller != nil && run.caller.preOOM &&
-		!run.caller.scriptAllowOOM && vm.st.srv.cfg.maxMemory.Load() != 0 {
-		// Over maxmemory when the script began, and no write yet
-		// (scriptVerifyOOM).
-		return vm.rejectCall(L, raise, "-"+errOOM, cmd)
-	}
-	if cmd.flags&flagWrite != 0 && run.caller != nil && vm.st.srv.readOnlyReplicaFor(run.caller) {
-		return vm.rejectCall(L, raise, "-READONLY You can't write against a read only replica.", cmd) // scriptVerifyWriteCommandAllow
-	}
-	if cmd.flags&flagWrite != 0 && vm.st.srv.replicasMissing() {
-		return vm.rejectCall(L, raise, "-"+errNoReplicas, cmd) // scriptVerifyWriteCommandAllow
-	}
-	if cmd.flags&flagWrite != 0 {
-		run.wrote = true
-	}
-	pc.w.Buf = pc.w.Buf[:0]
-	pc.mark = 0 // time each call on its own, not since the previous one
-	pc.call(cmd, argv)
-	if pc.blocked {
-		pc.blocked = false
-		pc.blockedFlag.Store(false)
-	}
-	r := respReader{b: pc.w.Buf}
+	reply := e.host.Call(argv, e.run.proto)
+	r := respReader{b: reply}
 	v := r.value(L)
 	if raise {
-		if t, ok := v.(*lua.LTable); ok && len(pc.w.Buf) > 0 && pc.w.Buf[0] == '-' {
+		if t, ok := v.(*glua.LTable); ok && len(reply) > 0 && reply[0] == '-' {
 			L.Error(t, 0)
 		}
 	}
 	L.Push(v)
 	return 1
-}
-
-func hasFlag(cmd *Command, f string) bool {
-	for _, x := range cmd.Flags {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
-// rejectCall fails a redis.call/pcall whose command (nil when unknown) was
-// refused before running. As in Redis, the error counts once here, in
-// errorstats and the command's rejected_calls, and the table is marked so
-// that the script's reply does not count it again.
-func (vm *luaVM) rejectCall(L *lua.LState, raise bool, msg string, cmd *Command) int {
-	if cmd != nil {
-		s := &vm.st.srv.stats[vm.st.cur.pc.slot]
-		s.cmds[cmd.id].rejected.Add(1)
-	}
-	return vm.callFailed(L, raise, msg, func(t *lua.LTable) {
-		vm.st.srv.countError(t.RawGetString("err").String())
-		t.RawSetString(errNoStatsField, lua.LTrue)
-	})
 }
 
 // errNoStatsField marks an error table whose error was already counted in
@@ -643,15 +574,13 @@ func (vm *luaVM) rejectCall(L *lua.LState, raise bool, msg string, cmd *Command)
 const errNoStatsField = "ignore_error_stats_update"
 
 // errorCounted reports whether the error table t carries errNoStatsField.
-func errorCounted(t *lua.LTable) bool {
-	return lua.LVAsBool(t.RawGetString(errNoStatsField))
+func errorCounted(t *glua.LTable) bool {
+	return glua.LVAsBool(t.RawGetString(errNoStatsField))
 }
 
-func (vm *luaVM) callFailed(L *lua.LState, raise bool, msg string, mark func(*lua.LTable)) int {
+// callFailed fails a redis.call/pcall before it reached the host.
+func callFailed(L *glua.LState, raise bool, msg string) int {
 	t := errorTable(L, msg)
-	if mark != nil {
-		mark(t)
-	}
 	if raise {
 		L.Error(t, 0)
 	}
@@ -660,213 +589,11 @@ func (vm *luaVM) callFailed(L *lua.LState, raise bool, msg string, mark func(*lu
 	return 1
 }
 
-// respReader converts one RESP2/RESP3 reply into a Lua value as
-// script_lua.c's redisProtocolToLuaType does.
-type respReader struct {
-	b   []byte
-	off int
-}
-
-func (r *respReader) line() []byte {
-	i := r.off
-	for i+1 < len(r.b) && !(r.b[i] == '\r' && r.b[i+1] == '\n') {
-		i++
-	}
-	l := r.b[r.off:i]
-	r.off = i + 2
-	return l
-}
-
-func (r *respReader) value(L *lua.LState) lua.LValue {
-	if r.off >= len(r.b) {
-		return lua.LNil
-	}
-	t := r.b[r.off]
-	r.off++
-	l := r.line()
-	switch t {
-	case '+':
-		tb := L.CreateTable(0, 1)
-		tb.RawSetString("ok", lua.LString(l))
-		return tb
-	case '-':
-		tb := L.CreateTable(0, 2)
-		tb.RawSetString("err", lua.LString(l))
-		tb.RawSetString(errNoStatsField, lua.LTrue) // the command counted it
-		return tb
-	case ':':
-		n, _ := strconv.ParseInt(string(l), 10, 64)
-		return lua.LNumber(n)
-	case '$', '=':
-		n, _ := strconv.Atoi(string(l))
-		if n < 0 {
-			return lua.LFalse
-		}
-		s := r.b[r.off : r.off+n]
-		r.off += n + 2
-		if t == '=' {
-			tb := L.CreateTable(0, 1)
-			v := L.CreateTable(0, 2)
-			v.RawSetString("format", lua.LString(s[:3]))
-			v.RawSetString("string", lua.LString(s[4:]))
-			tb.RawSetString("verbatim_string", v)
-			return tb
-		}
-		return lua.LString(s)
-	case '*', '~', '%', '>':
-		n, _ := strconv.Atoi(string(l))
-		if n < 0 {
-			return lua.LFalse
-		}
-		switch t {
-		case '%':
-			m := L.CreateTable(0, n)
-			for i := 0; i < n; i++ {
-				k := r.value(L)
-				m.RawSet(k, r.value(L))
-			}
-			tb := L.CreateTable(0, 1)
-			tb.RawSetString("map", m)
-			return tb
-		case '~':
-			m := L.CreateTable(0, n)
-			for i := 0; i < n; i++ {
-				m.RawSet(r.value(L), lua.LTrue)
-			}
-			tb := L.CreateTable(0, 1)
-			tb.RawSetString("set", m)
-			return tb
-		}
-		a := L.CreateTable(n, 0)
-		for i := 0; i < n; i++ {
-			a.RawSetInt(i+1, r.value(L))
-		}
-		return a
-	case '_':
-		return lua.LNil
-	case '#':
-		return lua.LBool(len(l) > 0 && l[0] == 't')
-	case ',':
-		f, _ := strconv.ParseFloat(string(l), 64)
-		switch string(l) {
-		case "inf":
-			f = math.Inf(1)
-		case "-inf":
-			f = math.Inf(-1)
-		}
-		tb := L.CreateTable(0, 1)
-		tb.RawSetString("double", lua.LNumber(f))
-		return tb
-	case '(':
-		tb := L.CreateTable(0, 1)
-		tb.RawSetString("big_number", lua.LString(l))
-		return tb
-	}
-	return lua.LNil
-}
-
-// writeLuaReply converts a script's return value into the caller's reply
-// (luaReplyToRedisReply); resp3 is the script's redis.setresp state.
-func writeLuaReply(c *Client, v lua.LValue, resp3 bool, depth int) {
-	w := &c.w
-	switch v := v.(type) {
-	case lua.LString:
-		w.BulkString(string(v))
-	case lua.LBool:
-		if !resp3 {
-			if v {
-				w.Int(1)
-			} else {
-				w.Null()
-			}
-		} else {
-			w.Bool(bool(v))
-		}
-	case lua.LNumber:
-		w.Int(luaToInt(v))
-	case *lua.LTable:
-		if depth > 1000 {
-			w.Error("ERR reached lua stack limit")
-			return
-		}
-		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			if errorCounted(v) {
-				c.errorNoStats(string(e))
-			} else {
-				w.Error(string(e))
-			}
-			return
-		}
-		if s, ok := v.RawGetString("ok").(lua.LString); ok {
-			w.Simple(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
-			return
-		}
-		if d, ok := v.RawGetString("double").(lua.LNumber); ok {
-			w.Double(float64(d))
-			return
-		}
-		if s, ok := v.RawGetString("big_number").(lua.LString); ok {
-			s := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s))
-			if w.Proto == 3 {
-				w.Buf = append(w.Buf, '(')
-				w.Buf = append(w.Buf, s...)
-				w.Buf = append(w.Buf, '\r', '\n')
-			} else {
-				w.BulkString(s)
-			}
-			return
-		}
-		if vt, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
-			f, ok1 := vt.RawGetString("format").(lua.LString)
-			s, ok2 := vt.RawGetString("string").(lua.LString)
-			if ok1 && ok2 {
-				w.Verbatim(string(f), string(s))
-				return
-			}
-		}
-		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
-			n := 0
-			luaForEach(m, func(_, _ lua.LValue) { n++ })
-			w.Map(n)
-			luaForEach(m, func(k, val lua.LValue) {
-				writeLuaReply(c, k, resp3, depth+1)
-				writeLuaReply(c, val, resp3, depth+1)
-			})
-			return
-		}
-		if m, ok := v.RawGetString("set").(*lua.LTable); ok {
-			n := 0
-			luaForEach(m, func(_, _ lua.LValue) { n++ })
-			w.Set(n)
-			luaForEach(m, func(k, _ lua.LValue) { writeLuaReply(c, k, resp3, depth+1) })
-			return
-		}
-		n := 0
-		for v.RawGetInt(n+1) != lua.LNil {
-			n++
-		}
-		w.Array(n)
-		for i := 1; i <= n; i++ {
-			writeLuaReply(c, v.RawGetInt(i), resp3, depth+1)
-		}
-	default:
-		w.Null()
-	}
-}
-
-func luaToInt(v lua.LNumber) int64 {
-	f := float64(v)
-	if math.IsNaN(f) || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
-		return math.MinInt64
-	}
-	return int64(f)
-}
-
 // notAtLoad raises Redis 7.0's error for a name that a library's body may
 // not use while FUNCTION LOAD runs it (the load-time redis table has only
 // register_function, log and the constants).
-func (vm *luaVM) notAtLoad(L *lua.LState, name string) {
-	if vm.st.fn.loading != nil {
+func (vm *machine) notAtLoad(L *glua.LState, name string) {
+	if vm.e.loading != nil {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
 	}
 }
@@ -880,18 +607,18 @@ const (
 	rand48Max  = math.MaxInt32
 )
 
-func (st *scriptingState) lrand48() int32 {
-	st.rand48 = (st.rand48*rand48Mul + 0xB) & (1<<48 - 1)
-	return int32(st.rand48 >> 17)
+func (e *Engine) lrand48() int32 {
+	e.rand48 = (e.rand48*rand48Mul + 0xB) & (1<<48 - 1)
+	return int32(e.rand48 >> 17)
 }
 
 // luaCheckInt is luaL_checkint: a number or a numeric string, truncated.
-func luaCheckInt(L *lua.LState, i int) int {
+func luaCheckInt(L *glua.LState, i int) int {
 	v := L.Get(i)
 	switch n := v.(type) {
-	case lua.LNumber:
+	case glua.LNumber:
 		return int(int32(int64(n)))
-	case lua.LString:
+	case glua.LString:
 		if f, err := strconv.ParseFloat(strings.TrimSpace(string(n)), 64); err == nil {
 			return int(int32(int64(f)))
 		}
@@ -900,46 +627,46 @@ func luaCheckInt(L *lua.LState, i int) int {
 	return 0
 }
 
-func luaTypeName(v lua.LValue) string {
-	if v == lua.LNil {
+func luaTypeName(v glua.LValue) string {
+	if v == glua.LNil {
 		return "no value"
 	}
 	return v.Type().String()
 }
 
 // mathRandom is Redis's math.random (Lua 5.1's, over redisLrand48).
-func (vm *luaVM) mathRandom(L *lua.LState) int {
-	if vm.st.cur == nil {
+func (vm *machine) mathRandom(L *glua.LState) int {
+	if !vm.e.running {
 		L.RaiseError("math.random can only be called inside a script invocation")
 	}
-	r := float64(vm.st.lrand48()%rand48Max) / float64(rand48Max)
+	r := float64(vm.e.lrand48()%rand48Max) / float64(rand48Max)
 	switch L.GetTop() {
 	case 0:
-		L.Push(lua.LNumber(r))
+		L.Push(glua.LNumber(r))
 	case 1:
 		u := luaCheckInt(L, 1)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+		L.Push(glua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
 		l, u := luaCheckInt(L, 1), luaCheckInt(L, 2)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+		L.Push(glua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:
 		L.RaiseError("wrong number of arguments")
 	}
 	return 1
 }
 
-func (vm *luaVM) mathRandomseed(L *lua.LState) int {
-	if vm.st.cur == nil {
+func (vm *machine) mathRandomseed(L *glua.LState) int {
+	if !vm.e.running {
 		L.RaiseError("math.randomseed can only be called inside a script invocation")
 	}
 	seed := uint32(int32(luaCheckInt(L, 1)))
-	vm.st.rand48 = uint64(seed)<<16 | 0x330E
+	vm.e.rand48 = uint64(seed)<<16 | 0x330E
 	return 0
 }
 
@@ -968,12 +695,12 @@ func luaErrorText(s string) string {
 	return s[:at] + "'" + fname + "'" + s[at+k:]
 }
 
-// luaForEach visits t's pairs in the order of next() (the array part,
+// forEach visits t's pairs in the order of next() (the array part,
 // then the hash part in insertion order), unlike LTable.ForEach, which
 // ranges over Go maps: encodings and replies built from a table must
 // not change from one run to the next.
-func luaForEach(t *lua.LTable, cb func(k, v lua.LValue)) {
-	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+func forEach(t *glua.LTable, cb func(k, v glua.LValue)) {
+	for k, v := t.Next(glua.LNil); k != glua.LNil; k, v = t.Next(k) {
 		cb(k, v)
 	}
 }
@@ -1016,14 +743,14 @@ func luaChunkID(source string) string {
 // chunk, or nil and the compile error. A precompiled (binary) chunk is
 // only ever read as source text, as Redis's Lua does since it refused
 // bytecode loading.
-func luaLoadstring(L *lua.LState) int {
+func luaLoadstring(L *glua.LState) int {
 	src := L.CheckString(1)
 	name := L.OptString(2, src)
 	chunk := luaChunkID(name)
-	proto, err := compileLua(src, chunk)
+	proto, err := compile(src, chunk)
 	if err != nil {
-		L.Push(lua.LNil)
-		L.Push(lua.LString(compileErrorText(err, chunk, src)))
+		L.Push(glua.LNil)
+		L.Push(glua.LString(compileErrorText(err, chunk, src)))
 		return 2
 	}
 	fn := L.NewFunctionFromProto(proto)
@@ -1035,11 +762,53 @@ func luaLoadstring(L *lua.LState) int {
 // luaStringDump stands for string.dump: gopher-lua has no bytecode to
 // give, so the result is a bare Lua 5.1 chunk header, which (like any
 // binary chunk in Redis) cannot be loaded back.
-func luaStringDump(L *lua.LState) int {
+func luaStringDump(L *glua.LState) int {
 	fn := L.CheckFunction(1)
 	if fn.IsG {
 		L.RaiseError("unable to dump given function")
 	}
-	L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+	L.Push(glua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
 	return 1
+}
+
+// aclCheckCmd is redis.acl_check_cmd: whether the script's caller may run
+// the command given as arguments.
+func (vm *machine) aclCheckCmd(L *glua.LState) int {
+	if !vm.e.running {
+		vm.notAtLoad(L, "acl_check_cmd")
+		raiseRedisError(L, "redis.acl_check_cmd can only be called inside a script invocation")
+	}
+	n := L.GetTop()
+	if n == 0 {
+		raiseRedisError(L, "Please specify at least one argument for this redis lib call")
+	}
+	args := make([][]byte, 0, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case glua.LString:
+			args = append(args, []byte(v))
+		case glua.LNumber:
+			args = append(args, resp.AppendDouble(nil, float64(v)))
+		default:
+			raiseRedisError(L, "Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	allowed, ok := vm.e.host.ACLCheck(args)
+	if !ok {
+		raiseRedisError(L, "Invalid command passed to redis.acl_check_cmd()")
+	}
+	L.SetTop(0)
+	L.Push(glua.LBool(allowed))
+	return 1
+}
+
+// versionNum is REDIS_VERSION_NUM for a "major.minor.patch" version:
+// 0x00MMmmpp.
+func versionNum(v string) int {
+	n := 0
+	for i, part := range strings.SplitN(v, ".", 3) {
+		x, _ := strconv.Atoi(part)
+		n |= (x & 0xff) << (16 - 8*i)
+	}
+	return n
 }
