@@ -142,7 +142,7 @@ func (e *Engine) loadLibrary(code string, replace bool) (string, string) {
 	e.loading = nil
 	L.SetTop(0)
 	if timedOut {
-		return "", "Error registering functions: FUNCTION LOAD timeout"
+		return "", "Error registering functions: ERR FUNCTION LOAD timeout"
 	}
 	if perr != nil {
 		msg := perr.Error()
