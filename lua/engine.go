@@ -286,8 +286,9 @@ func (e *Engine) Run() {
 	e.running = false
 	e.killMu.Lock()
 	e.armed = nil
+	killed := e.killed
 	e.killMu.Unlock()
-	if vm.ctx.Err() != nil {
+	if killed {
 		// A kill cancels the VM's context: replace it for the next run.
 		vm.cancel()
 		vm.ctx, vm.cancel = context.WithCancel(context.Background())
