@@ -536,10 +536,13 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		}
 		c.srv.latencyAddIfNeeded(event, ns/1_000_000)
 	}
-	if !c.inExec && c.srv.blocking.pending.Load() {
+	if !c.inExec && c.srv.blocking.pending.Load() && c.srv.lua.busySince.Load() == 0 {
 		// Serve clients blocked on keys this command filled: after its
 		// own stats and slow log entry, outside its duration, as Redis's
-		// handleClientsBlockedOnKeys after call().
+		// handleClientsBlockedOnKeys after call(). Not while a script
+		// runs: it holds the keyspace (a command allowed while busy
+		// would wait for it, or deadlock in the stand-in of the script's
+		// own loop); the script's caller serves them once it ends.
 		c.srv.serveReadyKeys()
 		c.mark = 0
 	}

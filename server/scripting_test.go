@@ -450,3 +450,80 @@ func TestScriptErrorStats(t *testing.T) {
 		t.Errorf("redis:  %s\nsluice: %s", results["redis"], results["sluice"])
 	}
 }
+
+// A command allowed while a script is busy (HELLO with SETNAME, served by
+// the stand-in of the script's own loop) must not serve the clients
+// blocked on keys the script filled: they are served when the script ends
+// (Redis's "Timedout scripts and unblocked command"). Serving them from
+// the stand-in waited for the keyspace the script holds, forever.
+func TestScriptBusyUnblockedCommand(t *testing.T) {
+	_, saddr := redistest.StartSluice(t, "io-threads", "1", "enable-debug-command", "yes")
+	servers := map[string]string{"sluice": saddr, "redis": redistest.StartRedis(t, "--enable-debug-command", "yes")}
+	script := `
+		local clients
+		redis.call('lpush', KEYS[1], 'y')
+		while true do
+			clients = redis.call('client', 'list')
+			if string.find(clients, 'abortscript') ~= nil then break end
+		end
+		redis.call('lpush', KEYS[1], 'z')
+		return 'done'`
+	for name, addr := range servers {
+		r := redistest.Dial(t, addr)
+		rd, rd2, r3 := redistest.Dial(t, addr), redistest.Dial(t, addr), redistest.Dial(t, addr)
+		popped := make(chan string, 1)
+		go func() {
+			rd2.SetDeadline(time.Now().Add(30 * time.Second))
+			rd2.Write(redistest.Encode("BLPOP", "x", "0"))
+			reply, err := redistest.ReadReply(rd2.R)
+			if err != nil {
+				reply = err.Error()
+			}
+			popped <- reply
+		}()
+		waitFor(t, name+": BLPOP blocked", func() bool {
+			info, _ := r.Do("INFO", "clients")
+			return strings.Contains(info, "blocked_clients:1\r\n")
+		})
+		for _, cmd := range [][]string{{"DEBUG", "set-disable-deny-scripts", "1"}, {"CONFIG", "SET", "busy-reply-threshold", "10"}} {
+			if reply, _ := r.Do(cmd...); reply != "+OK\r\n" {
+				t.Fatalf("%s: %v: %q", name, cmd, reply)
+			}
+		}
+		ran := make(chan string, 1)
+		go func() {
+			reply, err := rd.Do("EVAL", script, "1", "x")
+			if err != nil {
+				reply = err.Error()
+			}
+			ran <- reply
+		}()
+		waitFor(t, name+": the script busy", func() bool {
+			reply, _ := r.Do("PING")
+			return strings.HasPrefix(reply, "-BUSY ")
+		})
+		if reply, err := r3.Do("HELLO", "2", "SETNAME", "abortscript"); err != nil || !strings.HasPrefix(reply, "*") {
+			t.Fatalf("%s: HELLO while busy: %q, %v", name, reply, err)
+		}
+		if reply := <-ran; reply != "$4\r\ndone\r\n" {
+			t.Fatalf("%s: the script replied %q", name, reply)
+		}
+		if reply := <-popped; reply != "*2\r\n$1\r\nx\r\n$1\r\nz\r\n" {
+			t.Fatalf("%s: BLPOP got %q, want the script's last push", name, reply)
+		}
+		r.Do("DEBUG", "set-disable-deny-scripts", "0")
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
