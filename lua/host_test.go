@@ -67,7 +67,7 @@ func (h *mapHost) Call(argv [][]byte, proto int) []byte {
 	}
 	name := strings.ToLower(args[0])
 	arity := map[string]int{"ping": -1, "echo": 2, "set": 3, "get": 2, "del": -2, "incr": 2, "hset": -4,
-		"hgetall": 2, "sadd": -3, "smembers": 2, "zadd": 4, "zscore": 3}
+		"hgetall": 2, "sadd": -3, "smembers": 2, "zadd": 4, "zscore": 3, "debug": -2}
 	n, ok := arity[name]
 	switch {
 	case !ok:
@@ -206,8 +206,65 @@ func (h *mapHost) Call(argv [][]byte, proto int) []byte {
 		} else {
 			w.Null()
 		}
+	case "debug":
+		if len(args) != 3 || !strings.EqualFold(args[1], "protocol") {
+			w.Error("ERR this test host knows DEBUG PROTOCOL only")
+			break
+		}
+		debugProtocol(w, strings.ToLower(args[2]))
 	}
 	return w.Buf
+}
+
+// debugProtocol is DEBUG PROTOCOL, Redis's command that replies with each
+// RESP type (the only one whose reply carries a RESP3 attribute).
+func debugProtocol(w *resp.Writer, typ string) {
+	switch typ {
+	case "string":
+		w.BulkString("Hello World")
+	case "integer":
+		w.Int(12345)
+	case "double":
+		w.Double(3.141)
+	case "bignum":
+		if w.Proto == 3 {
+			w.Buf = append(w.Buf, "(1234567999999999999999999999999999999\r\n"...)
+		} else {
+			w.BulkString("1234567999999999999999999999999999999")
+		}
+	case "null":
+		w.Null()
+	case "array", "set":
+		if typ == "set" {
+			w.Set(3)
+		} else {
+			w.Array(3)
+		}
+		for j := 0; j < 3; j++ {
+			w.Int(int64(j))
+		}
+	case "map":
+		w.Map(3)
+		for j := 0; j < 3; j++ {
+			w.Int(int64(j))
+			w.Bool(j == 1)
+		}
+	case "attrib":
+		if w.Proto == 3 {
+			w.Buf = append(w.Buf, "|1\r\n"...)
+			w.BulkString("key-popularity")
+			w.Array(2)
+			w.BulkString("key:123")
+			w.Int(90)
+		}
+		w.BulkString("Some real reply following the attribute")
+	case "true", "false":
+		w.Bool(typ == "true")
+	case "verbatim":
+		w.Verbatim("txt", "This is a verbatim\nstring")
+	default:
+		w.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+	}
 }
 
 func (h *mapHost) Log(level int, msg string) {
@@ -217,7 +274,7 @@ func (h *mapHost) Log(level int, msg string) {
 func (h *mapHost) ACLCheck(argv [][]byte) (allowed, ok bool) {
 	// The caller is Redis's default user: every command is allowed.
 	switch strings.ToLower(string(argv[0])) {
-	case "get", "set", "ping", "flushall":
+	case "get", "set", "ping", "flushall", "debug":
 		return true, true
 	}
 	return false, false

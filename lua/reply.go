@@ -111,6 +111,13 @@ func (r *respReader) value(L *glua.LState) glua.LValue {
 		tb := L.CreateTable(0, 1)
 		tb.RawSetString("big_number", glua.LString(l))
 		return tb
+	case '|':
+		// An attribute: not shown to scripts, its reply follows it.
+		n, _ := strconv.Atoi(string(l))
+		for i := 0; i < 2*n; i++ {
+			r.value(L)
+		}
+		return r.value(L)
 	}
 	return glua.LNil
 }

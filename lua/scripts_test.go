@@ -71,6 +71,55 @@ var scriptCases = []scriptCase{
 	{name: "map round trip resp3", script: "redis.setresp(3); redis.call('hset', 'h', 'f', 'v'); return redis.call('hgetall', 'h')", proto: 3, want: "%1\r\n$1\r\nf\r\n$1\r\nv\r\n"},
 	{name: "set round trip resp3", script: "redis.setresp(3); redis.call('sadd', 's', 7); return redis.call('smembers', 's')", proto: 3, want: "~1\r\n$1\r\n7\r\n"},
 	{name: "double round trip resp3", script: "redis.setresp(3); redis.call('zadd', 'z', '2.25', 'm'); return redis.call('zscore', 'z', 'm')", proto: 3, want: ",2.25\r\n"},
+	// Every RESP type of a reply (DEBUG PROTOCOL) to Lua and back.
+	{name: "debug protocol string resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'string')", proto: 3, want: "$11\r\nHello World\r\n"},
+	{name: "debug protocol string resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'string')", want: "$11\r\nHello World\r\n"},
+	{name: "debug protocol string resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'string')", proto: 3, want: "$11\r\nHello World\r\n"},
+	{name: "debug protocol string as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'string'))", want: "$13\r\n\"Hello World\"\r\n"},
+	{name: "debug protocol integer resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'integer')", proto: 3, want: ":12345\r\n"},
+	{name: "debug protocol integer resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'integer')", want: ":12345\r\n"},
+	{name: "debug protocol integer resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'integer')", proto: 3, want: ":12345\r\n"},
+	{name: "debug protocol integer as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'integer'))", want: "$5\r\n12345\r\n"},
+	{name: "debug protocol double resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'double')", proto: 3, want: ",3.141\r\n"},
+	{name: "debug protocol double resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'double')", want: "$5\r\n3.141\r\n"},
+	{name: "debug protocol double resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'double')", proto: 3, want: "$5\r\n3.141\r\n"},
+	{name: "debug protocol double as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'double'))", want: "$16\r\n{\"double\":3.141}\r\n"},
+	{name: "debug protocol bignum resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'bignum')", proto: 3, want: "(1234567999999999999999999999999999999\r\n"},
+	{name: "debug protocol bignum resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'bignum')", want: "$37\r\n1234567999999999999999999999999999999\r\n"},
+	{name: "debug protocol bignum resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'bignum')", proto: 3, want: "$37\r\n1234567999999999999999999999999999999\r\n"},
+	{name: "debug protocol bignum as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'bignum'))", want: "$54\r\n{\"big_number\":\"1234567999999999999999999999999999999\"}\r\n"},
+	{name: "debug protocol null resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'null')", proto: 3, want: "_\r\n"},
+	{name: "debug protocol null resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'null')", want: "$-1\r\n"},
+	{name: "debug protocol null resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'null')", proto: 3, want: "_\r\n"},
+	{name: "debug protocol null as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'null'))", want: "$4\r\nnull\r\n"},
+	{name: "debug protocol array resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'array')", proto: 3, want: "*3\r\n:0\r\n:1\r\n:2\r\n"},
+	{name: "debug protocol array resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'array')", want: "*3\r\n:0\r\n:1\r\n:2\r\n"},
+	{name: "debug protocol array resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'array')", proto: 3, want: "*3\r\n:0\r\n:1\r\n:2\r\n"},
+	{name: "debug protocol array as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'array'))", want: "$7\r\n[0,1,2]\r\n"},
+	{name: "debug protocol set resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'set')", proto: 3, want: "~3\r\n:1\r\n:2\r\n:0\r\n"},
+	{name: "debug protocol set resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'set')", want: "*3\r\n:1\r\n:2\r\n:0\r\n"},
+	{name: "debug protocol set resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'set')", proto: 3, want: "*3\r\n:0\r\n:1\r\n:2\r\n"},
+	{name: "debug protocol set as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'set'))", want: "$36\r\n{\"set\":{\"1\":true,\"2\":true,\"0\":true}}\r\n"},
+	{name: "debug protocol map resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'map')", proto: 3, want: "%3\r\n:1\r\n#t\r\n:2\r\n#f\r\n:0\r\n#f\r\n"},
+	{name: "debug protocol map resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'map')", want: "*6\r\n:1\r\n:1\r\n:2\r\n:0\r\n:0\r\n:0\r\n"},
+	{name: "debug protocol map resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'map')", proto: 3, want: "*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:2\r\n:0\r\n"},
+	{name: "debug protocol map as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'map'))", want: "$38\r\n{\"map\":{\"1\":true,\"2\":false,\"0\":false}}\r\n"},
+	{name: "debug protocol attrib resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'attrib')", proto: 3, want: "$39\r\nSome real reply following the attribute\r\n"},
+	{name: "debug protocol attrib resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'attrib')", want: "$39\r\nSome real reply following the attribute\r\n"},
+	{name: "debug protocol attrib resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'attrib')", proto: 3, want: "$39\r\nSome real reply following the attribute\r\n"},
+	{name: "debug protocol attrib as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'attrib'))", want: "$41\r\n\"Some real reply following the attribute\"\r\n"},
+	{name: "debug protocol true resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'true')", proto: 3, want: "#t\r\n"},
+	{name: "debug protocol true resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'true')", want: ":1\r\n"},
+	{name: "debug protocol true resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'true')", proto: 3, want: ":1\r\n"},
+	{name: "debug protocol true as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'true'))", want: "$4\r\ntrue\r\n"},
+	{name: "debug protocol false resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'false')", proto: 3, want: "#f\r\n"},
+	{name: "debug protocol false resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'false')", want: ":0\r\n"},
+	{name: "debug protocol false resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'false')", proto: 3, want: ":0\r\n"},
+	{name: "debug protocol false as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'false'))", want: "$5\r\nfalse\r\n"},
+	{name: "debug protocol verbatim resp3 to resp3", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'verbatim')", proto: 3, want: "=29\r\ntxt:This is a verbatim\nstring\r\n"},
+	{name: "debug protocol verbatim resp3 to resp2", script: "redis.setresp(3); return redis.call('debug', 'protocol', 'verbatim')", want: "$25\r\nThis is a verbatim\nstring\r\n"},
+	{name: "debug protocol verbatim resp2 to resp3", script: "redis.setresp(2); return redis.call('debug', 'protocol', 'verbatim')", proto: 3, want: "$25\r\nThis is a verbatim\nstring\r\n"},
+	{name: "debug protocol verbatim as Lua", script: "redis.setresp(3); return cjson.encode(redis.call('debug', 'protocol', 'verbatim'))", want: "$74\r\n{\"verbatim_string\":{\"format\":\"txt\",\"string\":\"This is a verbatim\\nstring\"}}\r\n"},
 	{name: "pcall error table", script: "redis.call('set', 's', 'abc'); local r = redis.pcall('incr', 's'); return {type(r), r.err}", want: "*2\r\n$5\r\ntable\r\n$43\r\nERR value is not an integer or out of range\r\n"},
 	{name: "pcall error returned", script: "redis.call('set', 's', 'abc'); return redis.pcall('incr', 's')", want: "-ERR value is not an integer or out of range\r\n"},
 	{name: "wrongtype returned", script: "redis.call('hset', 'h', 'f', 'v'); return redis.pcall('get', 'h')", want: "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"},
@@ -203,8 +252,12 @@ func protoOf(p int) int {
 // TestScriptCasesMatchRedis checks the recorded replies against a real
 // redis-server (skipped when none is installed).
 func TestScriptCasesMatchRedis(t *testing.T) {
-	addr := redistest.StartRedis(t)
+	addr := redistest.StartRedis(t, "--enable-debug-command", "yes")
 	c := redistest.Dial(t, addr)
+	// DEBUG PROTOCOL is a noscript command.
+	if _, err := c.Do("DEBUG", "set-disable-deny-scripts", "1"); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range scriptCases {
 		for _, cmd := range [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}, {"HELLO", strconv.Itoa(protoOf(tc.proto))}} {
 			if _, err := c.Do(cmd...); err != nil {
