@@ -67,8 +67,10 @@ func (f Flags) Names() []string {
 // Engine is the scripting engine of one server: the EVAL script cache and
 // its Lua VM, the function libraries and theirs, and the one script run
 // at a time. Scripts are started, run and answered by StartEval or
-// StartFunction, Run and Reply, one at a time; the cache and the
-// libraries may be used from any goroutine.
+// StartFunction, Run and Reply, one at a time. The script cache, Kill and
+// the library lookups may be used from any goroutine; LoadLibrary and
+// Restore run a library's code on the functions' VM, so never while a
+// function runs (the server runs both under its exclusive keyspace lock).
 type Engine struct {
 	host    Host
 	version string
