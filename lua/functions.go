@@ -445,11 +445,14 @@ func (e *Engine) Restore(payload []byte, policy RestorePolicy) error {
 	saveLibs, saveFuncs := e.libs, e.funcs
 	// Load into a fresh context, then join (as libraryJoin does).
 	e.libs, e.funcs = map[string]*Library{}, map[string]*Function{}
+	order := make([]string, 0, len(codes)) // the payload's order, so the first clash reported is stable
 	for _, code := range codes {
-		if _, err := e.loadLibrary(code, false); err != "" {
+		name, err := e.loadLibrary(code, false)
+		if err != "" {
 			e.libs, e.funcs = saveLibs, saveFuncs
 			return errors.New(err)
 		}
+		order = append(order, name)
 	}
 	newLibs := e.libs
 	e.libs, e.funcs = saveLibs, saveFuncs
@@ -457,9 +460,9 @@ func (e *Engine) Restore(payload []byte, policy RestorePolicy) error {
 	if policy == RestoreFlush {
 		old = map[string]*Library{}
 	}
-	for _, l := range newLibs {
-		if old[l.Name] != nil && policy != RestoreReplace {
-			return errors.New("Library " + l.Name + " already exists")
+	for _, name := range order {
+		if old[name] != nil && policy != RestoreReplace {
+			return errors.New("Library " + name + " already exists")
 		}
 	}
 	libs, funcs := map[string]*Library{}, map[string]*Function{}
@@ -471,7 +474,8 @@ func (e *Engine) Restore(payload []byte, policy RestorePolicy) error {
 			}
 		}
 	}
-	for k, v := range newLibs {
+	for _, k := range order {
+		v := newLibs[k]
 		for fk, fv := range v.funcs {
 			if funcs[strings.ToLower(fk)] != nil {
 				return errors.New("Function " + fk + " already exists")

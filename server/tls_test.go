@@ -433,10 +433,10 @@ func TestTLSReplication(t *testing.T) {
 			if err := r.Do(ctx, "REPLICAOF", h, p).Err(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, func() bool { return strings.Contains(r.Info(ctx, "replication").Val(), "master_link_status:up") })
+			waitFor(t, "the replica link up", func() bool { return strings.Contains(r.Info(ctx, "replication").Val(), "master_link_status:up") })
 			m.HSet(ctx, "after", "f", "v")
 			m.LPush(ctx, "list", 1, 2, 3)
-			waitFor(t, func() bool { return r.DBSize(ctx).Val() == 502 })
+			waitFor(t, "502 keys on the replica", func() bool { return r.DBSize(ctx).Val() == 502 })
 			if v := r.Get(ctx, "before499").Val(); len(v) != 499 {
 				t.Fatalf("before499 has %d bytes on the replica", len(v))
 			}
@@ -450,16 +450,6 @@ func TestTLSReplication(t *testing.T) {
 			}
 		})
 	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatal("condition not reached in 20s")
 }
 
 // TestTLSMigrate: with tls-cluster, MIGRATE reaches its target over TLS.
