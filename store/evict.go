@@ -35,7 +35,7 @@ func (ks *Keyspace) SetLFUParams(logFactor, decayTime int64) {
 }
 
 // lfuMinutes is Redis's LFUGetTimeInMinutes.
-func lfuMinutes() uint32 { return (LRUClock() / 60) & 0xffff }
+func (ks *Keyspace) lfuMinutes() uint32 { return (ks.LRUClock() / 60) & 0xffff }
 
 // LFUDecr returns the counter of LFU data lru, decremented by the decay
 // periods elapsed since its last decrement (Redis's LFUDecrAndReturn). It
@@ -47,7 +47,7 @@ func (ks *Keyspace) LFUDecr(lru uint32) uint32 {
 	if decay == 0 {
 		return counter
 	}
-	now := lfuMinutes()
+	now := ks.lfuMinutes()
 	var elapsed uint32
 	if now >= ldt {
 		elapsed = now - ldt
@@ -74,23 +74,23 @@ func (ks *Keyspace) lfuTouch(lru uint32) uint32 {
 			counter++
 		}
 	}
-	return lfuMinutes()<<8 | counter
+	return ks.lfuMinutes()<<8 | counter
 }
 
 // LFUValue returns the lru field for an LFU counter set now (RESTORE FREQ).
-func LFUValue(counter uint32) uint32 { return lfuMinutes()<<8 | counter&0xff }
+func (ks *Keyspace) LFUValue(counter uint32) uint32 { return ks.lfuMinutes()<<8 | counter&0xff }
 
 // newLRU is the lru field of a new value stored over old (nil if none):
 // the current LRU clock, or under LFU the initial counter (a replaced
 // value keeps the old one's, as Redis's dbSetValue).
 func (ks *Keyspace) newLRU(old *Entry) uint32 {
 	if !ks.lfu.on.Load() {
-		return LRUClock()
+		return ks.LRUClock()
 	}
 	if old != nil {
 		return old.lru
 	}
-	return LFUValue(LFUInitVal)
+	return ks.LFUValue(LFUInitVal)
 }
 
 // touch records an access to e.
@@ -98,7 +98,7 @@ func (ks *Keyspace) touch(e *Entry) {
 	if ks.lfu.on.Load() {
 		e.lru = ks.lfuTouch(e.lru)
 	} else {
-		e.lru = LRUClock()
+		e.lru = ks.LRUClock()
 	}
 }
 

@@ -35,7 +35,7 @@ func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
 					s.mu.Unlock()
 					break
 				}
-				now := Now()
+				now := ks.Now()
 				sampled, expired := 0, 0
 				for k, exp := range s.vol {
 					sampled++
@@ -101,9 +101,42 @@ func (db *DB) ShardChanges(i int) uint64 { return db.shards[i].dirty.Load() }
 func (db *DB) RemoveIfExpired(key []byte) bool {
 	s := db.shardFor(key)
 	e := s.m[string(key)]
-	if e == nil || !e.vol || s.vol[string(key)] > Now() {
+	if e == nil || !e.vol || s.vol[string(key)] > db.ks.Now() {
 		return false
 	}
 	db.removeExpired(s, key)
 	return true
+}
+
+// ExpireAll removes every key whose expiry has passed, in all databases,
+// and returns how many it removed: the whole sweep that active expiry
+// does a sample at a time, for when a test moves the clock (so a key
+// whose time is up is gone at once, from DBSIZE and for keyspace
+// notifications too). It does nothing while expiry is paused. slot is the
+// BigLock reader slot to use.
+func (ks *Keyspace) ExpireAll(slot int) int {
+	if ks.ExpiryPaused.Load() {
+		return 0
+	}
+	removed := 0
+	ks.Lock.RLock(slot)
+	defer ks.Lock.RUnlock(slot)
+	for d := 0; d < ks.NumDBs(); d++ {
+		db := ks.DB(d)
+		for i := range db.shards {
+			s := &db.shards[i]
+			s.mu.Lock()
+			now := ks.Now()
+			for k, exp := range s.vol {
+				if s.m[k] == nil {
+					delete(s.vol, k)
+				} else if exp <= now {
+					db.removeExpired(s, []byte(k))
+					removed++
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+	return removed
 }

@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // ShardBits sets the number of shards per database (1 << ShardBits).
@@ -64,6 +63,7 @@ type Keyspace struct {
 	lfu          lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
+	clock      Clock         // see Clock
 }
 
 // Dirty returns the number of key changes (DB.Modified calls) since the
@@ -117,27 +117,6 @@ func (ks *Keyspace) Swap(a, b int) {
 	}
 }
 
-// Now is the current time in unix milliseconds.
-func Now() int64 { return time.Now().UnixMilli() }
-
-var lruClock atomic.Uint32
-
-// The LRU clock is the unix time in seconds (Redis's has the same
-// resolution and origin), so an idle time set from outside (RESTORE
-// IDLETIME) can exceed the server's uptime. A ticker keeps it, so reading
-// it on every access costs one atomic load, not a clock read.
-func init() {
-	lruClock.Store(uint32(time.Now().Unix()))
-	go func() {
-		for range time.Tick(100 * time.Millisecond) {
-			lruClock.Store(uint32(time.Now().Unix()))
-		}
-	}()
-}
-
-// LRUClock is the current LRU clock in seconds.
-func LRUClock() uint32 { return lruClock.Load() }
-
 // LockShard locks the shard of key. Callers that lock several shards lock
 // them in ascending index order (see ShardSet).
 func (db *DB) LockShard(i int)   { lockSpin(&db.shards[i].mu) }
@@ -183,7 +162,7 @@ func (db *DB) Lookup(key []byte) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.vol && db.expireIfNeeded(s, key, e, Now()) {
+	if e.vol && db.expireIfNeeded(s, key, e, db.ks.Now()) {
 		return nil
 	}
 	if !db.ks.NoTouch {
@@ -199,7 +178,7 @@ func (db *DB) Peek(key []byte) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.vol && db.expireIfNeeded(s, key, e, Now()) {
+	if e.vol && db.expireIfNeeded(s, key, e, db.ks.Now()) {
 		return nil
 	}
 	return e
@@ -214,7 +193,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	}
 	old := s.m[string(key)]
 	if old != nil {
-		if keepTTL && old.vol && Now() < s.vol[string(key)] {
+		if keepTTL && old.vol && db.ks.Now() < s.vol[string(key)] {
 			e.vol = true
 		} else {
 			if old.vol {
@@ -297,7 +276,7 @@ func (db *DB) Delete(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	if e.vol && db.expireIfNeeded(s, key, e, Now()) {
+	if e.vol && db.expireIfNeeded(s, key, e, db.ks.Now()) {
 		return false
 	}
 	delete(s.m, string(key))
@@ -375,7 +354,7 @@ func (db *DB) Flush() {
 func (db *DB) Exists(key []byte) bool {
 	s := db.shardFor(key)
 	e := s.m[string(key)]
-	return e != nil && (!e.vol || s.vol[string(key)] > Now())
+	return e != nil && (!e.vol || s.vol[string(key)] > db.ks.Now())
 }
 
 // IsExpired reports whether key is present but logically expired (not
@@ -383,13 +362,13 @@ func (db *DB) Exists(key []byte) bool {
 func (db *DB) IsExpired(key []byte) bool {
 	s := db.shardFor(key)
 	e := s.m[string(key)]
-	return e != nil && e.vol && s.vol[string(key)] <= Now()
+	return e != nil && e.vol && s.vol[string(key)] <= db.ks.Now()
 }
 
 // ForEach calls fn for every live key until it returns false. Expired keys
 // are skipped (not removed). Exclusive lock.
 func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
-	now := Now()
+	now := db.ks.Now()
 	for i := range db.shards {
 		s := &db.shards[i]
 		for k, e := range s.m {

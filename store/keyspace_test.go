@@ -253,7 +253,7 @@ func BenchmarkScan1M(b *testing.B) {
 func TestExpiryPaused(t *testing.T) {
 	ks := New(1, 1)
 	db := ks.DB(0)
-	past := Now() - 10
+	past := ks.Now() - 10
 	db.AddExpire([]byte("a"), NewInt(1), past)
 	db.AddExpire([]byte("b"), NewInt(2), past)
 	ks.ExpiryPaused.Store(true)

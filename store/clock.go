@@ -1,0 +1,128 @@
+package store
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Clock is a keyspace's time: what key expiry is measured against, and
+// what a server built on the keyspace reports as the time (TIME, stream
+// IDs, idle times, LASTSAVE). It runs with the wall clock until a test
+// moves it: Advance shifts it forward (miniredis's FastForward), Set stops
+// it at a given instant (SetTime) until it is advanced or set again. Each
+// keyspace has its own, so servers embedded in one process keep separate
+// times.
+//
+// Reading a clock nobody moved costs one atomic load more than reading the
+// wall clock.
+type Clock struct {
+	st atomic.Pointer[clockState] // nil: the wall clock
+}
+
+// clockState is an immutable setting of a moved clock.
+type clockState struct {
+	frozen bool
+	at     int64 // unix ns the frozen clock reads
+	offset int64 // ns a running clock adds to the wall clock
+}
+
+func (st *clockState) unixNano() int64 {
+	if st.frozen {
+		return st.at
+	}
+	return time.Now().UnixNano() + st.offset
+}
+
+// Now returns the clock's current time.
+func (c *Clock) Now() time.Time {
+	st := c.st.Load()
+	if st == nil {
+		return time.Now()
+	}
+	return time.Unix(0, st.unixNano())
+}
+
+// UnixMilli returns the clock's current time in unix milliseconds.
+func (c *Clock) UnixMilli() int64 {
+	st := c.st.Load()
+	if st == nil {
+		return time.Now().UnixMilli()
+	}
+	return st.unixNano() / 1e6
+}
+
+// unix returns the clock's current time in unix seconds.
+func (c *Clock) unix() int64 {
+	st := c.st.Load()
+	if st == nil {
+		return time.Now().Unix()
+	}
+	return st.unixNano() / 1e9
+}
+
+// Advance moves the clock forward by d (backward when d is negative),
+// whether it runs or stands still.
+func (c *Clock) Advance(d time.Duration) {
+	for {
+		old := c.st.Load()
+		next := &clockState{offset: int64(d)}
+		if old != nil {
+			next.frozen, next.at, next.offset = old.frozen, old.at+int64(d), old.offset+int64(d)
+		}
+		if c.st.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// Set stops the clock at t: it reads t until it is advanced or set again.
+// The zero time gives the clock back to the wall clock.
+func (c *Clock) Set(t time.Time) {
+	if t.IsZero() {
+		c.st.Store(nil)
+		return
+	}
+	c.st.Store(&clockState{frozen: true, at: t.UnixNano()})
+}
+
+// Frozen reports whether the clock stands still (Set was called).
+func (c *Clock) Frozen() bool {
+	st := c.st.Load()
+	return st != nil && st.frozen
+}
+
+// Clock returns the keyspace's clock.
+func (ks *Keyspace) Clock() *Clock { return &ks.clock }
+
+// Now is the keyspace's current time in unix milliseconds: the time key
+// expiry is measured against.
+func (ks *Keyspace) Now() int64 { return ks.clock.UnixMilli() }
+
+// lruClock is the wall clock in seconds, kept by a ticker so that reading
+// it on every access costs one atomic load, not a clock read.
+var lruClock atomic.Uint32
+
+// The LRU clock is the unix time in seconds (Redis's has the same
+// resolution and origin), so an idle time set from outside (RESTORE
+// IDLETIME) can exceed the server's uptime.
+func init() {
+	lruClock.Store(uint32(time.Now().Unix()))
+	go func() {
+		for range time.Tick(100 * time.Millisecond) {
+			lruClock.Store(uint32(time.Now().Unix()))
+		}
+	}()
+}
+
+// LRUClock is the keyspace's LRU clock in seconds: the wall clock's (kept
+// by a ticker), or the moved clock's, so that idle times grow when a test
+// moves the clock.
+func (ks *Keyspace) LRUClock() uint32 {
+	if ks.clock.st.Load() == nil {
+		return lruClock.Load()
+	}
+	return uint32(ks.clock.unix())
+}
+
+// Keyspace returns the keyspace db belongs to.
+func (db *DB) Keyspace() *Keyspace { return db.ks }
