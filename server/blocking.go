@@ -95,7 +95,7 @@ func (c *Client) parseTimeout(b []byte) (int64, bool) {
 	if ms == 0 {
 		return 0, true
 	}
-	return int64(ms) + store.Now(), true
+	return int64(ms) + wallMs(), true
 }
 
 // parseTimeoutMs parses a timeout in milliseconds (CLIENT PAUSE, WAIT),
@@ -177,7 +177,7 @@ func (c *Client) blockWith(keys [][]byte, kind blockKind, deadline int64, serve 
 	b.byClient[c] = w
 	b.count.Add(1)
 	if deadline > 0 {
-		d := time.Duration(deadline-store.Now()) * time.Millisecond
+		d := time.Duration(deadline-wallMs()) * time.Millisecond
 		if d < 0 {
 			d = 0
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/resp"
-	"github.com/sluicedb/sluice/store"
 )
 
 // Connection commands: PING ECHO SELECT QUIT RESET HELLO AUTH CLIENT.
@@ -394,7 +393,7 @@ func clientPauseCmd(c *Client, args [][]byte) {
 	}
 	end := int64(0) // 0: already over (Redis adds the time only to a positive timeout)
 	if ms > 0 {
-		end = store.Now() + ms
+		end = wallMs() + ms
 		if end < ms {
 			end = math.MaxInt64
 		}

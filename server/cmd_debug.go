@@ -331,7 +331,7 @@ func debugObject(c *Client, key []byte) {
 	lru := e.LRU()
 	idle := int64(0)
 	if !c.srv.isLFUPolicy() {
-		idle = int64(store.LRUClock() - lru)
+		idle = int64(c.srv.ks.LRUClock() - lru)
 		if idle < 0 {
 			idle = 0
 		}

@@ -194,7 +194,7 @@ func restoreCommand(c *Client, args [][]byte) {
 		return
 	}
 
-	now := store.Now()
+	now := c.srv.ks.Now()
 	if ttl != 0 && !absttl {
 		ttl += now
 	}
@@ -217,7 +217,7 @@ func restoreCommand(c *Client, args [][]byte) {
 		db.SetExpire(key, e, ttl)
 	}
 	if lruIdle >= 0 && !c.lfuPolicy() {
-		now := store.LRUClock()
+		now := c.srv.ks.LRUClock()
 		idle := uint32(min(lruIdle, lruClockMaxSecs))
 		if idle <= now {
 			e.SetLRU(now - idle)
@@ -226,7 +226,7 @@ func restoreCommand(c *Client, args [][]byte) {
 		}
 	}
 	if lfuFreq >= 0 && c.lfuPolicy() {
-		e.SetLRU(store.LFUValue(uint32(lfuFreq)))
+		e.SetLRU(c.srv.ks.LFUValue(uint32(lfuFreq)))
 	}
 	c.notify(NotifyNew, "new", key)
 	c.notify(NotifyGeneric, "restore", key)

@@ -481,7 +481,7 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 	}
 	var base int64
 	if !abs {
-		base = store.Now()
+		base = c.srv.ks.Now()
 	}
 	if when > math.MaxInt64-base {
 		c.w.Error(errInvalidExpire(name))
@@ -507,7 +507,7 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 			return
 		}
 	}
-	if when <= store.Now() {
+	if when <= c.srv.ks.Now() {
 		db.Delete(key)
 		c.notify(NotifyGeneric, "del", key)
 		c.w.Int(1)
@@ -536,7 +536,7 @@ func ttlGeneric(c *Client, args [][]byte, ms, abs bool) {
 	}
 	ttl := exp
 	if !abs {
-		ttl = exp - store.Now()
+		ttl = exp - c.srv.ks.Now()
 	}
 	if ttl < 0 {
 		ttl = 0
@@ -734,7 +734,7 @@ func objectIdletimeCommand(c *Client, args [][]byte) {
 		return
 	}
 	idle := int64(0)
-	if now, lru := store.LRUClock(), e.LRU(); now > lru {
+	if now, lru := c.srv.ks.LRUClock(), e.LRU(); now > lru {
 		idle = int64(now - lru)
 	}
 	c.w.Int(idle)

@@ -191,7 +191,7 @@ func migrateCommand(c *Client, args [][]byte) {
 		ttl     int64
 	}
 	var items []found
-	now := time.Now().UnixMilli()
+	now := c.srv.ks.Now()
 	for _, k := range keys {
 		e := db.Lookup(k)
 		if e == nil {

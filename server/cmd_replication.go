@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/sluicedb/sluice/resp"
-	"github.com/sluicedb/sluice/store"
 )
 
 // Replication commands on a server that has no replicas.
@@ -40,7 +39,7 @@ func waitCommand(c *Client, args [][]byte) {
 		return
 	}
 	deadline := int64(0)
-	if now := store.Now(); timeout > 0 && timeout <= math.MaxInt64-now {
+	if now := wallMs(); timeout > 0 && timeout <= math.MaxInt64-now {
 		deadline = now + timeout
 	} // a timeout past the end of time waits forever, as in Redis 7.0
 	c.blockWith(nil, blockList, deadline, nil, []byte(":0\r\n"))

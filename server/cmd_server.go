@@ -72,7 +72,7 @@ func (s *Server) SetLastSave(unix int64) {
 }
 
 func timeCommand(c *Client, args [][]byte) {
-	now := time.Now()
+	now := c.srv.ks.Clock().Now()
 	c.w.Array(2)
 	c.w.BulkInt(now.Unix())
 	c.w.BulkInt(int64(now.Nanosecond() / 1000))

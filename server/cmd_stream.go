@@ -383,7 +383,7 @@ func xaddCommand(c *Client, args [][]byte) {
 	var id store.StreamID
 	switch {
 	case !a.idGiven:
-		now := uint64(store.Now())
+		now := uint64(c.srv.ks.Now())
 		if now > s.LastID.Ms {
 			id = store.StreamID{Ms: now}
 		} else {
@@ -520,7 +520,7 @@ func groupRead(c *Client, w *resp.Writer, s *store.Stream, g *store.StreamGroup,
 		ents = append(ents, e)
 		return count == 0 || int64(len(ents)) < count
 	})
-	now := store.Now()
+	now := c.srv.ks.Now()
 	w.Array(len(ents))
 	for _, e := range ents {
 		id := e.ID()
@@ -542,14 +542,13 @@ func groupRead(c *Client, w *resp.Writer, s *store.Stream, g *store.StreamGroup,
 
 // historyRead serves XREADGROUP with an explicit ID: the consumer's own
 // pending entries from start.
-func historyRead(w *resp.Writer, s *store.Stream, cons *store.StreamConsumer, start store.StreamID, count int64) {
+func historyRead(w *resp.Writer, s *store.Stream, cons *store.StreamConsumer, start store.StreamID, count, now int64) {
 	pel := cons.PEL()
 	i := cons.PELFrom(start)
 	n := len(pel) - i
 	if count > 0 && int64(n) > count {
 		n = int(count)
 	}
-	now := store.Now()
 	w.Array(n)
 	for _, nk := range pel[i : i+n] {
 		if e, ok := s.Get(nk.ID); ok {
@@ -566,7 +565,7 @@ func historyRead(w *resp.Writer, s *store.Stream, cons *store.StreamConsumer, st
 
 // consumerFor looks up (refreshing its seen time) or creates a consumer.
 func (c *Client) consumerFor(g *store.StreamGroup, name, key []byte) *store.StreamConsumer {
-	now := store.Now()
+	now := c.srv.ks.Now()
 	if cons := g.Consumer(name); cons != nil {
 		cons.SeenTime = now
 		return cons
@@ -723,7 +722,7 @@ func xreadCommand(c *Client, args [][]byte) {
 		if groups[i] != nil {
 			cons := c.consumerFor(groups[i], consumerName, key)
 			if history {
-				historyRead(&sub, s, cons, start, count)
+				historyRead(&sub, s, cons, start, count, c.srv.ks.Now())
 			} else {
 				groupRead(c, &sub, s, groups[i], cons, start, count, noack)
 			}
@@ -747,7 +746,7 @@ func xreadCommand(c *Client, args [][]byte) {
 	}
 	deadline := int64(0)
 	if timeout > 0 {
-		deadline = store.Now() + timeout
+		deadline = wallMs() + timeout
 	}
 	keys := copyArgs(args[streamsArg : streamsArg+nstreams])
 	gts := make(map[string]store.StreamID, nstreams)
@@ -808,7 +807,7 @@ func xreadCommand(c *Client, args [][]byte) {
 // consumerForDB is consumerFor for a blocked client served later (its
 // notifications go to the database it blocked in).
 func (c *Client) consumerForDB(g *store.StreamGroup, name, key []byte, db *store.DB) *store.StreamConsumer {
-	now := store.Now()
+	now := c.srv.ks.Now()
 	if cons := g.Consumer(name); cons != nil {
 		cons.SeenTime = now
 		return cons
@@ -1078,7 +1077,7 @@ func xgroupCommand(c *Client, args [][]byte) {
 		c.notify(NotifyStream, "xgroup-destroy", key)
 		c.signalReady(key)
 	case eq(opt, "createconsumer") && len(args) == 5:
-		if g.CreateConsumer(args[4], store.Now()) == nil {
+		if g.CreateConsumer(args[4], c.srv.ks.Now()) == nil {
 			c.w.Int(0)
 			return
 		}
@@ -1231,7 +1230,7 @@ func xpendingCommand(c *Client, args [][]byte) {
 	} else {
 		pel, from = g.PEL(), g.PELFrom(start)
 	}
-	now := store.Now()
+	now := c.srv.ks.Now()
 	var out []*store.StreamNACK
 	for i := from; count > 0 && i < len(pel) && !end.Less(pel[i].ID); i++ {
 		nk := pel[i]
@@ -1286,7 +1285,7 @@ func xclaimCommand(c *Client, args [][]byte) {
 		}
 		ids = append(ids, id)
 	}
-	now := store.Now()
+	now := c.srv.ks.Now()
 	retry := int64(-1)
 	deliveryTime := int64(-1)
 	force, justID := false, false
@@ -1443,7 +1442,7 @@ func xautoclaimCommand(c *Client, args [][]byte) {
 	}
 	key := args[1]
 	attempts := count * 10
-	now := store.Now()
+	now := c.srv.ks.Now()
 	var cons *store.StreamConsumer
 	var deleted []store.StreamID
 	sub := resp.Writer{Proto: c.w.Proto}
@@ -1551,7 +1550,7 @@ func xinfoCommand(c *Client, args [][]byte) {
 			c.w.Error("-NOGROUP No such consumer group '" + string(args[3]) + "' for key name '" + string(key) + "'")
 			return
 		}
-		now := store.Now()
+		now := c.srv.ks.Now()
 		c.w.Array(len(g.Consumers()))
 		for _, cons := range g.Consumers() {
 			c.w.Map(3)

@@ -214,7 +214,7 @@ func (c *Client) expireMs(arg []byte, flags int, name string) (int64, bool) {
 		v *= 1000
 	}
 	if flags&(setEX|setPX) != 0 {
-		v += store.Now() // wraps on overflow, caught below as in Redis
+		v += c.srv.ks.Now() // wraps on overflow, caught below as in Redis
 	}
 	if v <= 0 {
 		c.w.Error(errInvalidExpire(name))
@@ -319,7 +319,7 @@ func getexCommand(c *Client, args [][]byte) {
 	c.replyString(e)
 	db := c.DB()
 	switch {
-	case flags&(setEXAT|setPXAT) != 0 && when <= store.Now():
+	case flags&(setEXAT|setPXAT) != 0 && when <= c.srv.ks.Now():
 		db.Delete(key)
 		c.notify(NotifyGeneric, "del", key)
 	case expire != nil:

@@ -650,7 +650,7 @@ func (ev *evictState) markEmpty(i int, db *store.DB) {
 func (s *Server) evictScore(pol int64, e *store.Entry, exp int64) uint64 {
 	switch {
 	case pol&polLRU != 0:
-		now, lru := store.LRUClock(), e.LRU()
+		now, lru := s.ks.LRUClock(), e.LRU()
 		if now >= lru {
 			return uint64(now - lru)
 		}

@@ -130,7 +130,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("uptime_in_days:%d", uptime/(3600*24))
 		f("hz:%d", hz)
 		f("configured_hz:%s", s.cfg.Get("hz"))
-		f("lru_clock:%d", store.LRUClock()&(1<<24-1))
+		f("lru_clock:%d", s.ks.LRUClock()&(1<<24-1))
 		f("executable:%s", exe)
 		f("config_file:%s", s.cfg.File())
 		f("io_threads_active:0")
@@ -625,7 +625,7 @@ func (s *Server) updateAvgTTL() {
 		return // a script or transaction holds the keyspace: next time
 	}
 	defer s.ks.Lock.RUnlock(s.goSlot)
-	now := store.Now()
+	now := s.ks.Now()
 	for i := 0; i < s.ks.NumDBs() && i < len(s.avgTTL); i++ {
 		var sum, cnt int64
 		seen := s.ks.DB(i).Sample(true, 20, func(_ string, _ *store.Entry, exp int64) {

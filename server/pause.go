@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/lua"
-	"github.com/sluicedb/sluice/store"
 )
 
 // CLIENT PAUSE, after Redis 7.0's pauseClients.
@@ -47,7 +46,7 @@ func (s *Server) pauseClients(typ int32, end int64) {
 		typ = max(typ, cur)
 		end = max(end, p.end)
 	}
-	if end < store.Now() {
+	if end < wallMs() {
 		s.unpauseLocked() // over already
 		return
 	}
@@ -57,7 +56,7 @@ func (s *Server) pauseClients(typ int32, end int64) {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
-	d := time.Duration(end-store.Now()+1) * time.Millisecond
+	d := time.Duration(end-wallMs()+1) * time.Millisecond
 	p.timer = time.AfterFunc(max(d, 0), s.checkPauseTimeout)
 }
 
@@ -91,7 +90,7 @@ func (s *Server) checkPauseTimeout() {
 	p := &s.pause
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.typ.Load() != pauseOff && p.end < store.Now() {
+	if p.typ.Load() != pauseOff && p.end < wallMs() {
 		s.unpauseLocked()
 	}
 }
@@ -111,7 +110,7 @@ func (c *Client) postponeIfPaused(cmd *Command, args [][]byte) bool {
 	switch cur := p.typ.Load(); {
 	case cur == pauseOff:
 		return false
-	case p.end < store.Now():
+	case p.end < wallMs():
 		s.unpauseLocked()
 		return false
 	case cur == pauseWrite && !held:

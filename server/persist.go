@@ -106,7 +106,7 @@ func (s *Server) takeSnapshot() *snapshot {
 	for _, l := range s.lua.eng.Libraries() {
 		snap.funcs = append(snap.funcs, l.Code)
 	}
-	now := store.Now()
+	now := s.ks.Now()
 	ndb := s.ks.NumDBs()
 	chunks := make([]snapChunk, ndb*store.NShards)
 	var next atomic.Int64
@@ -281,7 +281,7 @@ func (s *Server) writeSnapshot(snap *snapshot, cancel <-chan struct{}) error {
 		d.Close()
 	}
 	p.written = snap.seq
-	s.lastSave.Store(time.Now().Unix())
+	s.lastSave.Store(s.ks.Clock().Now().Unix())
 	// Changes made after the snapshot remain unsaved.
 	if snap.dirty > s.ks.DirtyTotal()-s.ks.Dirty() {
 		s.ks.MarkSavedAt(snap.dirty)
@@ -500,7 +500,7 @@ func (s *Server) persistCron() {
 		return // no save points (sluice-server's default): nothing to count
 	}
 	dirty := int64(s.ks.Dirty())
-	elapsed := now - s.LastSave()
+	elapsed := s.ks.Clock().Now().Unix() - s.LastSave()
 	for _, sp := range params {
 		if dirty >= sp[1] && elapsed > sp[0] {
 			s.Logf("%d changes in %d seconds. Saving...", sp[1], sp[0])
@@ -551,7 +551,7 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 	p := &s.persist
 	p.loadedKeys.Store(0)
 	p.expiredKeys.Store(0)
-	now := store.Now()
+	now := s.ks.Now()
 	ndb := s.ks.NumDBs()
 	empty := 0
 	h := &rdb.Handler{
@@ -604,9 +604,9 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 			}
 			db.AddExpire(r.Key, e, exp)
 			if r.Freq >= 0 && s.isLFUPolicy() {
-				e.SetLRU(store.LFUValue(uint32(r.Freq)))
+				e.SetLRU(s.ks.LFUValue(uint32(r.Freq)))
 			} else if r.Idle >= 0 && !s.isLFUPolicy() {
-				clock := store.LRUClock()
+				clock := s.ks.LRUClock()
 				idle := uint32(min(r.Idle, lruClockMaxSecs))
 				if idle <= clock {
 					e.SetLRU(clock - idle)

@@ -279,7 +279,7 @@ func TestStringsTTL(t *testing.T) {
 			case !e.Volatile():
 				got = -1
 			default:
-				got = db.ExpireOf([]byte("k"), e) - store.Now()
+				got = db.ExpireOf([]byte("k"), e) - db.Keyspace().Now()
 			}
 		})
 		if (want < 0 || got < 0) && want != got || want-got > 1000 || got-want > 1000 {
