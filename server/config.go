@@ -533,6 +533,14 @@ func (cfg *Config) get(p *param) string {
 }
 
 // Set sets a directive at start-up (immutable ones included).
+// ServeOnGoroutines makes a server built from cfg serve each connection on
+// a goroutine of its own, through Go's network poller, instead of on event
+// loops: the embedded mode's choice. When the clients run in the server's
+// own process, the runtime hands a request from the client's goroutine to
+// the server's and back on one thread, where an event loop's locked thread
+// would pay two thread wake-ups per round trip.
+func (cfg *Config) ServeOnGoroutines() { cfg.loopsWanted = -1 }
+
 func (cfg *Config) Set(name, value string) error {
 	p := paramByName[strings.ToLower(name)]
 	if p == nil {

@@ -1,16 +1,73 @@
 package server
 
 import (
+	"errors"
 	"net"
+	"os"
+	"sync/atomic"
 	"time"
 )
 
 // ServeConn serves one connection on goroutines of its own until it
-// closes. It is how in-memory connections (the embedded mode) and
-// platforms without the event loops are served; the command engine is the
-// same one the event loops use. A reader goroutine feeds the client's
-// goroutine, which also wakes for output delivered by other clients.
+// closes. It is how the embedded mode serves its connections (in-memory
+// ones, and TCP ones unless the server runs event loops) and how
+// platforms without the event loops serve theirs; the command engine is
+// the same one the event loops use.
+//
+// A connection that takes read deadlines (TCP, unix sockets, the embedded
+// in-memory connections) is served by one goroutine that reads, runs and
+// writes in turn, as a goroutine-per-connection server does: when the
+// client shares the process, the runtime hands each request from the
+// client's goroutine to this one and back on one thread. Output that other
+// clients deliver (pub/sub, the end of a block) interrupts the read by
+// moving its deadline. Other connections get a reader goroutine of their
+// own.
 func (s *Server) ServeConn(conn net.Conn) {
+	if conn.SetReadDeadline(time.Time{}) != nil {
+		s.serveConnRelay(conn)
+		return
+	}
+	var wake atomic.Bool // output or an unblock is waiting; the read deadline is set
+	c := s.newConnClient(conn, func() {
+		if !wake.Swap(true) {
+			conn.SetReadDeadline(aLongTimeAgo)
+		}
+	})
+	if c == nil {
+		return
+	}
+	defer func() {
+		conn.Close()
+		s.removeClient(c)
+	}()
+	cs := connServer{srv: s, c: c, conn: conn, st: &s.stats[s.goSlot]}
+	rbuf := make([]byte, 16*1024)
+	for {
+		n, err := conn.Read(rbuf)
+		if n > 0 && !cs.input(rbuf[:n]) {
+			return
+		}
+		if err != nil {
+			if !wake.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+			// Clear the deadline before the flag: a signal after this
+			// point sets both again, one before it is served below.
+			conn.SetReadDeadline(time.Time{})
+			wake.Store(false)
+			if !cs.signalled() {
+				return
+			}
+		}
+	}
+}
+
+// aLongTimeAgo is a read deadline in the past: it interrupts a read at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// newConnClient registers the client of a goroutine-served connection, or
+// answers the maxclients error and closes it (nil).
+func (s *Server) newConnClient(conn net.Conn, signal func()) *Client {
 	laddr, raddr := "", ""
 	if a := conn.LocalAddr(); a != nil {
 		laddr = a.String()
@@ -19,19 +76,128 @@ func (s *Server) ServeConn(conn net.Conn) {
 		raddr = a.String()
 	}
 	_, isUnix := conn.(*net.UnixConn)
-	sig := make(chan struct{}, 1)
 	c := s.newClient(s.goSlot, raddr, laddr, isUnix, func(c *Client) {
 		c.killHook = func() { conn.Close() }
-		c.signal = func() {
-			select {
-			case sig <- struct{}{}:
-			default:
-			}
-		}
+		c.signal = signal
 	})
 	if c == nil {
 		conn.Write([]byte("-" + errMaxClients + "\r\n"))
 		conn.Close()
+	}
+	return c
+}
+
+// connServer runs a goroutine-served client's commands: input appends what
+// was read, signalled serves delivered output and the end of a block.
+// Either reports false when the connection must close.
+type connServer struct {
+	srv  *Server
+	c    *Client
+	conn net.Conn
+	st   *slotStats
+	qbuf []byte // input not yet run: a partial command, or input held while blocked
+}
+
+func (cs *connServer) input(b []byte) bool {
+	cs.st.netIn.Add(int64(len(b)))
+	cs.c.lastIO.Store(time.Now().UnixMilli())
+	if len(cs.qbuf) == 0 && !cs.c.blocked {
+		// Run straight from the read buffer; keep only the rest.
+		off, ok := cs.run(b)
+		cs.qbuf = append(cs.qbuf, b[off:]...)
+		return ok && cs.checkQbuf()
+	}
+	cs.qbuf = append(cs.qbuf, b...)
+	if cs.c.blocked {
+		return cs.checkQbuf()
+	}
+	return cs.runQbuf()
+}
+
+func (cs *connServer) signalled() bool {
+	c := cs.c
+	if c.blocked && !c.blockedFlag.Load() {
+		c.blocked = false
+	}
+	c.w.Buf = c.takeAsync(c.w.Buf)
+	if !cs.flush() {
+		return false
+	}
+	if !c.blocked && len(cs.qbuf) > 0 && !cs.runQbuf() {
+		return false
+	}
+	return !c.closeASAP.Load()
+}
+
+// run runs the commands in b, writing replies as they come, and returns how
+// many bytes it consumed.
+func (cs *connServer) run(b []byte) (int, bool) {
+	c := cs.c
+	off := 0
+	for !c.blocked {
+		k := c.process(b[off:])
+		off += k
+		if c.repliesOverLimit() {
+			return off, false
+		}
+		if lim := cs.srv.cfg.outLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && off < len(b) && c.ps.total() == 0 {
+			// With a normal-class limit a batch's replies go out
+			// together, as the event loops send them (see serve).
+			continue
+		}
+		if !cs.flush() {
+			return off, false
+		}
+		if c.closeAfterReply || c.closeASAP.Load() {
+			return off, false
+		}
+		if k == 0 || off == len(b) {
+			break
+		}
+	}
+	return off, true
+}
+
+func (cs *connServer) runQbuf() bool {
+	off, ok := cs.run(cs.qbuf)
+	n := copy(cs.qbuf, cs.qbuf[off:])
+	cs.qbuf = cs.qbuf[:n]
+	return ok && cs.checkQbuf()
+}
+
+func (cs *connServer) checkQbuf() bool {
+	cs.c.qbufLen.Store(int64(len(cs.qbuf)))
+	if int64(len(cs.qbuf)) > cs.srv.cfg.qbufLimit.Load() {
+		cs.srv.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(cs.qbuf))
+		return false
+	}
+	return true
+}
+
+func (cs *connServer) flush() bool {
+	c := cs.c
+	if len(c.w.Buf) > 0 {
+		cs.st.netOut.Add(int64(len(c.w.Buf)))
+		if _, err := cs.conn.Write(c.w.Buf); err != nil {
+			return false
+		}
+		c.w.Buf = c.w.Buf[:0]
+	}
+	return true
+}
+
+// serveConnRelay serves a connection without read deadlines: a reader
+// goroutine hands what it reads to the client's goroutine, which also
+// wakes for output delivered by other clients.
+func (s *Server) serveConnRelay(conn net.Conn) {
+	sig := make(chan struct{}, 1)
+	c := s.newConnClient(conn, func() {
+		select {
+		case sig <- struct{}{}:
+		default:
+		}
+	})
+	if c == nil {
 		return
 	}
 	defer func() {
@@ -68,73 +234,42 @@ func (s *Server) ServeConn(conn net.Conn) {
 		}()
 	}()
 
-	st := &s.stats[s.goSlot]
-	var qbuf []byte
-	flush := func() bool {
-		if len(c.w.Buf) > 0 {
-			st.netOut.Add(int64(len(c.w.Buf)))
-			if _, err := conn.Write(c.w.Buf); err != nil {
-				return false
-			}
-			c.w.Buf = c.w.Buf[:0]
-		}
-		return true
-	}
-	run := func() bool {
-		off := 0
-		for !c.blocked {
-			k := c.process(qbuf[off:])
-			off += k
-			if !flush() {
-				return false
-			}
-			if c.closeAfterReply || c.closeASAP.Load() {
-				return false
-			}
-			if k == 0 || off == len(qbuf) {
-				break
-			}
-		}
-		n := copy(qbuf, qbuf[off:])
-		qbuf = qbuf[:n]
-		c.qbufLen.Store(int64(len(qbuf)))
-		if int64(len(qbuf)) > s.cfg.qbufLimit.Load() {
-			s.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(qbuf))
-			return false
-		}
-		return true
-	}
+	cs := connServer{srv: s, c: c, conn: conn, st: &s.stats[s.goSlot]}
 	for {
 		select {
 		case ch := <-reads:
-			if len(ch.b) > 0 {
-				st.netIn.Add(int64(len(ch.b)))
-				qbuf = append(qbuf, ch.b...)
-				c.lastIO.Store(time.Now().UnixMilli())
+			if len(ch.b) > 0 && !cs.input(ch.b) {
+				return
 			}
 			if ch.err != nil {
 				return
 			}
 			free <- ch.b[:cap(ch.b)]
-			if !c.blocked && !run() {
-				return
-			}
 		case <-sig:
-			if c.blocked && !c.blockedFlag.Load() {
-				c.blocked = false
-			}
-			c.w.Buf = c.takeAsync(c.w.Buf)
-			if !flush() {
-				return
-			}
-			if !c.blocked && len(qbuf) > 0 && !run() {
-				return
-			}
-			if c.closeASAP.Load() {
+			if !cs.signalled() {
 				return
 			}
 		}
 	}
+}
+
+// repliesOverLimit applies client-output-buffer-limit to a batch's replies
+// before they are written, as Redis checks a client's output buffer as
+// replies are added to it: past the limit the client gets none of them
+// and is closed.
+func (c *Client) repliesOverLimit() bool {
+	cfg := c.srv.cfg
+	if len(c.w.Buf) == 0 || cfg.outLimitHard.Load() == 0 && cfg.outLimitSoft.Load() == 0 && c.ps.total() == 0 {
+		return false
+	}
+	if !c.outputOverLimit(int64(len(c.w.Buf) + len(c.pending))) {
+		return false
+	}
+	c.srv.Logf("Client id=%d closed for overcoming of output buffer limits.", c.ID)
+	c.w.Buf = c.w.Buf[:0]
+	c.pending = nil
+	c.closeASAP.Store(true)
+	return true
 }
 
 // kill closes the client's connection from any goroutine.

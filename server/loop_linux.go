@@ -456,7 +456,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		if len(c.w.Buf) < flushAt || c.closeAfterReply {
 			break
 		}
-		if l.repliesOverLimit(c) {
+		if c.repliesOverLimit() {
 			break
 		}
 		if lim := l.srv.cfg.outLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && c.ps.total() == 0 {
@@ -491,7 +491,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		l.close(c)
 		return
 	}
-	if !blocked && !l.repliesOverLimit(c) {
+	if !blocked && !c.repliesOverLimit() {
 		l.write(c)
 	}
 	if cap(c.w.Buf) <= 4*flushAt {
@@ -501,25 +501,6 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 	if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
 		l.close(c)
 	}
-}
-
-// repliesOverLimit applies client-output-buffer-limit to a batch's replies
-// before they are written, as Redis checks a client's output buffer as
-// replies are added to it: past the limit the client gets none of them
-// and is closed.
-func (l *loop) repliesOverLimit(c *Client) bool {
-	cfg := l.srv.cfg
-	if len(c.w.Buf) == 0 || cfg.outLimitHard.Load() == 0 && cfg.outLimitSoft.Load() == 0 && c.ps.total() == 0 {
-		return false
-	}
-	if !c.outputOverLimit(int64(len(c.w.Buf) + len(c.pending))) {
-		return false
-	}
-	l.srv.Logf("Client id=%d closed for overcoming of output buffer limits.", c.ID)
-	c.w.Buf = c.w.Buf[:0]
-	c.pending = nil
-	c.closeASAP.Store(true)
-	return true
 }
 
 // write sends c.w.Buf; what the socket does not take is kept in

@@ -118,14 +118,14 @@ func New(cfg *Config) *Server {
 		cfg = NewConfig()
 	}
 	nloops := cfg.loopsWanted
-	if nloops <= 0 {
+	if nloops == 0 {
 		// One event loop per two CPUs: the kernel's network stack (and,
 		// on a small machine, the clients) needs the other half. Measured
 		// on 2 cores with redis-benchmark local, one loop used less CPU per
 		// request than redis-server and two used more, with worse p99.
 		nloops = max(1, runtime.GOMAXPROCS(0)/2)
 	}
-	if !eventLoopsSupported {
+	if !eventLoopsSupported || cfg.loopsWanted < 0 {
 		nloops = 0
 	}
 	dbs, _ := strconv.Atoi(cfg.Get("databases"))

@@ -42,6 +42,7 @@ func WithPassword(password string) Option { return WithConfig("requirepass", pas
 // Close when done (Start does that for tests).
 func Run(opts ...Option) (*Server, error) {
 	cfg := server.NewConfig()
+	cfg.ServeOnGoroutines()
 	if err := cfg.Set("port", "0"); err != nil {
 		return nil, err
 	}
