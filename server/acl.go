@@ -240,6 +240,7 @@ func (c *Client) aclSortAllowed(args [][]byte) bool {
 func (c *Client) authenticate(user, pass []byte, args [][]byte) bool {
 	if u := c.srv.cfg.acl.Authenticate(user, pass); u != nil {
 		c.authed = true
+		c.implicitAuth = false
 		c.p.AuthRequired = false
 		c.user.Store(u)
 		return true

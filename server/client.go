@@ -42,6 +42,9 @@ type Client struct {
 	tls      *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)
 
 	authed          bool
+	implicitAuth    bool                     // authed without AUTH: the default user needed no password
+	reauth          atomic.Bool              // RequireAuthAgain: drop an implicit login before the next batch
+	direct          bool                     // a Direct's client (no connection)
 	user            atomic.Pointer[acl.User] // ACL user; nil: the default user
 	aclKilled       atomic.Bool              // closed by an ACL change: gone from CLIENT LIST
 	closeAfterReply bool                     // QUIT, protocol error: close once replies are written
@@ -190,6 +193,9 @@ func (c *Client) process(buf []byte) int {
 	c.mark = 0
 	c.batchLen = len(buf)
 	defer func() { c.mark = 0 }()
+	if c.reauth.Load() {
+		c.applyReauth()
+	}
 	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
 	c.p.MaxBulkLen = c.srv.cfg.maxBulkLen.Load()
 	for off < len(buf) {
@@ -235,6 +241,10 @@ const flushAt = 64 * 1024
 func (c *Client) exec(args [][]byte) {
 	mark := len(c.w.Buf)
 	c.pushed = false
+	if e := c.srv.embed.errReply.Load(); e != nil && !c.direct && !c.fromScript {
+		c.w.Error(*e)
+		return
+	}
 	c.dispatch(args)
 	if c.postponed {
 		return // it did not run: the reply mode applies when it does

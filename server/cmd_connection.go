@@ -114,6 +114,7 @@ func resetCommand(c *Client, args [][]byte) {
 	c.replyOff = false
 	c.replySkip = 0
 	c.authed = c.srv.cfg.requirePass() == ""
+	c.implicitAuth = c.authed
 	c.user.Store(nil) // the default user
 	c.w.Simple("RESET")
 }

@@ -15,7 +15,7 @@ type Direct struct {
 
 // NewDirect returns a connection-less client on database db.
 func (s *Server) NewDirect(db int) *Direct {
-	c := &Client{srv: s, slot: s.goSlot, fd: -1, authed: true, addr: "direct", dbi: db}
+	c := &Client{srv: s, slot: s.goSlot, fd: -1, authed: true, addr: "direct", dbi: db, direct: true}
 	c.w.Proto = 2
 	return &Direct{c: c}
 }

@@ -107,6 +107,7 @@ type Server struct {
 	pause                    pauseState    // CLIENT PAUSE (pause.go)
 	repl                     replState     // replication, both sides (replication.go, replica.go)
 	tls                      tlsState      // TLS configuration in force (tls.go)
+	embed                    embedState    // the embedded mode's hooks (embed.go)
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -357,6 +358,7 @@ func (s *Server) newClient(slot int, addr, laddr string, unix bool, setup func(c
 	c.w.Proto = 2
 	c.w.OnError = s.countError
 	c.authed = s.cfg.requirePass() == ""
+	c.implicitAuth = c.authed
 	c.lastIO.Store(time.Now().UnixMilli())
 	if setup != nil {
 		setup(c)

@@ -126,3 +126,7 @@ func (ks *Keyspace) LRUClock() uint32 {
 
 // Keyspace returns the keyspace db belongs to.
 func (db *DB) Keyspace() *Keyspace { return db.ks }
+
+// CopyFrom sets c to read what o reads now and to run as o runs (a
+// restarted embedded server keeps its predecessor's time).
+func (c *Clock) CopyFrom(o *Clock) { c.st.Store(o.st.Load()) }
