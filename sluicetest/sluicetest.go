@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,11 +22,16 @@ import (
 
 // Server is an embedded Sluice server.
 type Server struct {
+	mu     sync.RWMutex // guards srv, addr, direct, closed: Restart replaces them
 	srv    *server.Server
-	addr   string
+	addr   string // where it listens ("" before Listen)
 	direct []*server.Direct
-	db     int
-	tb     testing.TB
+	closed bool
+	opts   []Option
+
+	db         int
+	tb         testing.TB
+	directCmds atomic.Int64 // commands run by the direct helpers
 }
 
 // Option configures an embedded server.
@@ -38,32 +45,54 @@ func WithConfig(name, value string) Option {
 // WithPassword requires AUTH with password.
 func WithPassword(password string) Option { return WithConfig("requirepass", password) }
 
-// Run starts an embedded server that listens on a random local port. Call
-// Close when done (Start does that for tests).
-func Run(opts ...Option) (*Server, error) {
+// New builds an embedded server that does not listen yet: the direct
+// helpers work at once, Listen opens it to clients.
+func New(opts ...Option) (*Server, error) {
+	s := &Server{opts: opts}
+	srv, direct, err := s.build()
+	if err != nil {
+		return nil, err
+	}
+	s.srv, s.direct = srv, direct
+	return s, nil
+}
+
+// build makes a server from the options. Its connections are served on
+// goroutines: with the clients in the same process that is the fastest
+// round trip (see server.Config.ServeOnGoroutines).
+func (s *Server) build() (*server.Server, []*server.Direct, error) {
 	cfg := server.NewConfig()
 	cfg.ServeOnGoroutines()
 	if err := cfg.Set("port", "0"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := cfg.Set("bind", "127.0.0.1"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, o := range opts {
+	for _, o := range s.opts {
 		if err := o(cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	srv := server.New(cfg)
 	srv.SetLogger(nil)
-	if err := srv.Start(); err != nil {
+	n, _ := strconv.Atoi(cfg.Get("databases"))
+	direct := make([]*server.Direct, n)
+	for i := range direct {
+		direct[i] = srv.NewDirect(i)
+	}
+	return srv, direct, nil
+}
+
+// Run starts an embedded server that listens on a random local port. Call
+// Close when done (Start does that for tests).
+func Run(opts ...Option) (*Server, error) {
+	s, err := New(opts...)
+	if err != nil {
 		return nil, err
 	}
-	s := &Server{srv: srv, addr: srv.Addrs()[0].String()}
-	n, _ := strconv.Atoi(cfg.Get("databases"))
-	s.direct = make([]*server.Direct, n)
-	for i := range s.direct {
-		s.direct[i] = srv.NewDirect(i)
+	if err := s.Listen("127.0.0.1:0"); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -81,27 +110,129 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	return s
 }
 
-// Close stops the server and closes every connection.
-func (s *Server) Close() { s.srv.Stop() }
+// Listen starts serving clients on addr ("127.0.0.1:0" picks a free port).
+// After Close it starts a new server with the data and the clock of the
+// closed one, as Restart does.
+func (s *Server) Listen(addr string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.addr != "" && !s.closed {
+		return fmt.Errorf("sluicetest: already listening on %s", s.addr)
+	}
+	if s.closed || s.addr != "" {
+		if err := s.rebuildLocked(); err != nil {
+			return err
+		}
+	}
+	return s.listenLocked(addr)
+}
 
-// Addr is the server's TCP address ("127.0.0.1:port").
-func (s *Server) Addr() string { return s.addr }
+func (s *Server) listenLocked(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	cfg := s.srv.Config()
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		cfg.Set("port", strconv.Itoa(a.Port))
+		cfg.Set("bind", a.IP.String())
+	}
+	if err := s.srv.Serve(ln); err != nil {
+		ln.Close()
+		return err
+	}
+	s.addr, s.closed = ln.Addr().String(), false
+	return nil
+}
+
+// rebuildLocked replaces a stopped (or running) server by a new one built
+// from the same options, with the dataset and the clock carried over.
+func (s *Server) rebuildLocked() error {
+	old := s.srv
+	old.Stop()
+	data := old.DumpDataset()
+	srv, direct, err := s.build()
+	if err != nil {
+		return err
+	}
+	srv.Keyspace().Clock().CopyFrom(old.Keyspace().Clock())
+	if err := srv.LoadDataset(data); err != nil {
+		return fmt.Errorf("sluicetest: carrying the data over: %v", err)
+	}
+	s.srv, s.direct, s.closed = srv, direct, true
+	s.directCmds.Store(0) // the new server counts from 0
+	return nil
+}
+
+// Restart stops the server, as a redis-server that saves its data on
+// shutdown, and starts a new one on the same address with the data and the
+// clock carried over. Connections are closed (clients reconnect). It also
+// brings a closed server back.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.rebuildLocked(); err != nil {
+		return err
+	}
+	if s.addr == "" {
+		s.closed = false
+		return nil
+	}
+	return s.listenLocked(s.addr)
+}
+
+// Close stops the server and closes every connection. The data stays
+// readable and writable through the direct helpers, and Restart brings
+// the server back with it.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	srv := s.srv
+	s.mu.Unlock()
+	srv.Stop()
+}
+
+// Closed reports whether the server was closed (and not restarted).
+func (s *Server) Closed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed
+}
+
+// Addr is the server's TCP address ("127.0.0.1:port"), "" before Listen.
+func (s *Server) Addr() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.addr
+}
 
 // Port is the server's TCP port.
 func (s *Server) Port() int {
-	_, p, _ := net.SplitHostPort(s.addr)
+	_, p, _ := net.SplitHostPort(s.Addr())
 	n, _ := strconv.Atoi(p)
 	return n
 }
 
-// Server returns the underlying server.
-func (s *Server) Server() *server.Server { return s.srv }
+// Server returns the underlying server (a new one after Restart).
+func (s *Server) Server() *server.Server {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.srv
+}
 
 // Dial opens an in-memory connection to the server: a net.Conn with no
-// socket behind it, served by the real engine.
+// socket behind it, served by the real engine. A closed server's
+// connection reads EOF.
 func (s *Server) Dial() net.Conn {
 	client, srvEnd := memPipe()
-	go s.srv.ServeConn(srvEnd)
+	s.mu.RLock()
+	srv, closed := s.srv, s.closed
+	s.mu.RUnlock()
+	if closed {
+		srvEnd.Close()
+		return client
+	}
+	go srv.ServeConn(srvEnd)
 	return client
 }
 
@@ -109,7 +240,7 @@ func (s *Server) Dial() net.Conn {
 // connections. It is closed when the test ends (with Start).
 func (s *Server) Client(opts ...func(*redis.Options)) *redis.Client {
 	o := &redis.Options{
-		Addr:   s.addr,
+		Addr:   "sluicetest",
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) { return s.Dial(), nil },
 	}
 	for _, f := range opts {
@@ -124,7 +255,7 @@ func (s *Server) Client(opts ...func(*redis.Options)) *redis.Client {
 
 // TCPClient returns a go-redis client that connects over TCP.
 func (s *Server) TCPClient(opts ...func(*redis.Options)) *redis.Client {
-	o := &redis.Options{Addr: s.addr}
+	o := &redis.Options{Addr: s.Addr()}
 	for _, f := range opts {
 		f(o)
 	}
@@ -135,14 +266,43 @@ func (s *Server) TCPClient(opts ...func(*redis.Options)) *redis.Client {
 	return c
 }
 
+// FastForward moves the server's clock forward by d, as if d had passed:
+// a key with 30 s to live is still there after FastForward(29*time.Second)
+// and gone after 2 s more, for the direct helpers and clients alike (TTL,
+// EXISTS, GET, keyspace notifications). TIME, EXPIRETIME, stream IDs and
+// idle times move with it. Waits that are under way (BLPOP's timeout,
+// CLIENT PAUSE) run on the wall clock and do not.
+func (s *Server) FastForward(d time.Duration) { s.Server().AdvanceClock(d) }
+
+// SetTime stops the server's clock at t: TIME returns t, and expiry is
+// measured against t, until the next SetTime or FastForward moves it. The
+// zero time gives the server back the wall clock.
+func (s *Server) SetTime(t time.Time) { s.Server().SetClock(t) }
+
+// Now returns the server's clock: the time expiry is measured against.
+func (s *Server) Now() time.Time { return s.Server().Keyspace().Clock().Now() }
+
+// CommandCount is the number of commands clients ran
+// (total_commands_processed, without the direct helpers' own).
+func (s *Server) CommandCount() int {
+	return int(s.Server().CommandsProcessed() - s.directCmds.Load())
+}
+
 // Select sets the database the direct helpers use (default 0).
 func (s *Server) Select(db int) { s.db = db }
 
 // Do runs a command directly on the server (no connection) in the
 // selected database and returns its decoded reply: nil, string, int64,
 // float64, bool, []any, map[string]any, or an error for an error reply.
-func (s *Server) Do(args ...string) (any, error) {
-	raw := s.direct[s.db].DoStrings(args...)
+func (s *Server) Do(args ...string) (any, error) { return s.DoIn(s.db, args...) }
+
+// DoIn is Do in database db.
+func (s *Server) DoIn(db int, args ...string) (any, error) {
+	s.mu.RLock()
+	d := s.direct[db]
+	s.mu.RUnlock()
+	s.directCmds.Add(1)
+	raw := d.DoStrings(args...)
 	v, _, err := decode(raw)
 	if err != nil {
 		return nil, err
