@@ -22,13 +22,20 @@ import (
 // clients deliver (pub/sub, the end of a block) interrupts the read by
 // moving its deadline. Other connections get a reader goroutine of their
 // own.
-func (s *Server) ServeConn(conn net.Conn) {
+func (s *Server) ServeConn(conn net.Conn) { s.serveConn(conn, false) }
+
+// ServeInternalConn serves conn as ServeConn does, logged in as the default
+// user whatever passwords are set, for the embedded mode's own connections
+// (its pub/sub subscribers), which must not need the passwords a test sets.
+func (s *Server) ServeInternalConn(conn net.Conn) { s.serveConn(conn, true) }
+
+func (s *Server) serveConn(conn net.Conn, internal bool) {
 	if conn.SetReadDeadline(time.Time{}) != nil {
-		s.serveConnRelay(conn)
+		s.serveConnRelay(conn, internal)
 		return
 	}
 	var wake atomic.Bool // output or an unblock is waiting; the read deadline is set
-	c := s.newConnClient(conn, func() {
+	c := s.newConnClient(conn, internal, func() {
 		if !wake.Swap(true) {
 			conn.SetReadDeadline(aLongTimeAgo)
 		}
@@ -67,7 +74,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // newConnClient registers the client of a goroutine-served connection, or
 // answers the maxclients error and closes it (nil).
-func (s *Server) newConnClient(conn net.Conn, signal func()) *Client {
+func (s *Server) newConnClient(conn net.Conn, internal bool, signal func()) *Client {
 	laddr, raddr := "", ""
 	if a := conn.LocalAddr(); a != nil {
 		laddr = a.String()
@@ -79,6 +86,9 @@ func (s *Server) newConnClient(conn net.Conn, signal func()) *Client {
 	c := s.newClient(s.goSlot, raddr, laddr, isUnix, func(c *Client) {
 		c.killHook = func() { conn.Close() }
 		c.signal = signal
+		if internal {
+			c.authed, c.implicitAuth = true, false
+		}
 	})
 	if c == nil {
 		conn.Write([]byte("-" + errMaxClients + "\r\n"))
@@ -189,9 +199,9 @@ func (cs *connServer) flush() bool {
 // serveConnRelay serves a connection without read deadlines: a reader
 // goroutine hands what it reads to the client's goroutine, which also
 // wakes for output delivered by other clients.
-func (s *Server) serveConnRelay(conn net.Conn) {
+func (s *Server) serveConnRelay(conn net.Conn, internal bool) {
 	sig := make(chan struct{}, 1)
-	c := s.newConnClient(conn, func() {
+	c := s.newConnClient(conn, internal, func() {
 		select {
 		case sig <- struct{}{}:
 		default:

@@ -130,3 +130,21 @@ func (db *DB) Keyspace() *Keyspace { return db.ks }
 // CopyFrom sets c to read what o reads now and to run as o runs (a
 // restarted embedded server keeps its predecessor's time).
 func (c *Clock) CopyFrom(o *Clock) { c.st.Store(o.st.Load()) }
+
+// Freeze stops the clock at what it reads now.
+func (c *Clock) Freeze() { c.Set(c.Now()) }
+
+// Run sets a stopped clock running again from what it reads now (a running
+// clock is left as it is).
+func (c *Clock) Run() {
+	for {
+		old := c.st.Load()
+		if old == nil || !old.frozen {
+			return
+		}
+		next := &clockState{offset: old.at - time.Now().UnixNano()}
+		if c.st.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}

@@ -87,3 +87,19 @@ func BenchmarkWallUnixMilli(b *testing.B) {
 		_ = time.Now().UnixMilli()
 	}
 }
+
+func TestClockFreezeAndRun(t *testing.T) {
+	var c Clock
+	c.Advance(time.Hour)
+	c.Freeze()
+	at := c.Now()
+	time.Sleep(3 * time.Millisecond)
+	if !c.Now().Equal(at) || !c.Frozen() {
+		t.Fatal("a frozen clock moved")
+	}
+	c.Run()
+	time.Sleep(3 * time.Millisecond)
+	if d := c.Now().Sub(at); d < 3*time.Millisecond || d > time.Minute {
+		t.Fatalf("running again, the clock moved %v from where it stood", d)
+	}
+}
