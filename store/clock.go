@@ -17,6 +17,31 @@ import (
 // wall clock.
 type Clock struct {
 	st atomic.Pointer[clockState] // nil: the wall clock
+	// The LRU clock (seconds) is the wall one's &^ lruStop + lruAdd: for
+	// a frozen clock lruStop is all ones and lruAdd its second, for a
+	// running one lruStop is 0 and lruAdd its offset, so that the access
+	// path reads it without a branch or a clock read.
+	lruStop, lruAdd atomic.Uint32
+}
+
+// store sets the clock's state (nil: the wall clock).
+func (c *Clock) store(st *clockState) {
+	c.st.Store(st)
+	c.publishLRU(st)
+}
+
+func (c *Clock) publishLRU(st *clockState) {
+	switch {
+	case st == nil:
+		c.lruStop.Store(0)
+		c.lruAdd.Store(0)
+	case st.frozen:
+		c.lruStop.Store(^uint32(0))
+		c.lruAdd.Store(uint32(st.at / 1e9))
+	default:
+		c.lruStop.Store(0)
+		c.lruAdd.Store(uint32(st.offset / 1e9))
+	}
 }
 
 // clockState is an immutable setting of a moved clock.
@@ -70,6 +95,7 @@ func (c *Clock) Advance(d time.Duration) {
 			next.frozen, next.at, next.offset = old.frozen, old.at+int64(d), old.offset+int64(d)
 		}
 		if c.st.CompareAndSwap(old, next) {
+			c.publishLRU(c.st.Load())
 			return
 		}
 	}
@@ -79,10 +105,10 @@ func (c *Clock) Advance(d time.Duration) {
 // The zero time gives the clock back to the wall clock.
 func (c *Clock) Set(t time.Time) {
 	if t.IsZero() {
-		c.st.Store(nil)
+		c.store(nil)
 		return
 	}
-	c.st.Store(&clockState{frozen: true, at: t.UnixNano()})
+	c.store(&clockState{frozen: true, at: t.UnixNano()})
 }
 
 // Frozen reports whether the clock stands still (Set was called).
@@ -118,10 +144,8 @@ func init() {
 // by a ticker), or the moved clock's, so that idle times grow when a test
 // moves the clock.
 func (ks *Keyspace) LRUClock() uint32 {
-	if ks.clock.st.Load() == nil {
-		return lruClock.Load()
-	}
-	return uint32(ks.clock.unix())
+	c := &ks.clock
+	return lruClock.Load()&^c.lruStop.Load() + c.lruAdd.Load()
 }
 
 // Keyspace returns the keyspace db belongs to.
@@ -129,7 +153,7 @@ func (db *DB) Keyspace() *Keyspace { return db.ks }
 
 // CopyFrom sets c to read what o reads now and to run as o runs (a
 // restarted embedded server keeps its predecessor's time).
-func (c *Clock) CopyFrom(o *Clock) { c.st.Store(o.st.Load()) }
+func (c *Clock) CopyFrom(o *Clock) { c.store(o.st.Load()) }
 
 // Freeze stops the clock at what it reads now.
 func (c *Clock) Freeze() { c.Set(c.Now()) }
@@ -144,6 +168,7 @@ func (c *Clock) Run() {
 		}
 		next := &clockState{offset: old.at - time.Now().UnixNano()}
 		if c.st.CompareAndSwap(old, next) {
+			c.publishLRU(c.st.Load())
 			return
 		}
 	}
