@@ -66,6 +66,21 @@ bench-seed003:
 	cat .bench/seed003.txt
 	$(GO) run $(BENCHSTAT) .bench/seed003.txt
 
+# In-process round trips, one command per round trip (go-redis and redigo
+# over 127.0.0.1, go-redis through each server's in-memory Dial): miniredis
+# vs the embedded Sluice (sluicetest and its miniredis API) in one binary,
+# ROUNDS interleaved runs, benchstat with miniredis as the base column.
+ROUNDS ?= 5
+.PHONY: bench-inprocess
+bench-inprocess:
+	mkdir -p .bench
+	$(GO) test -c -o .bench/inprocess.test ./bench/
+	rm -f .bench/inprocess.txt
+	cd bench && for i in $$(seq $(ROUNDS)); do \
+		../.bench/inprocess.test -test.run '^$$' -test.bench 'InProcessRoundTrip' -test.benchmem -test.benchtime $(BENCHTIME) >> ../.bench/inprocess.txt || exit 1; \
+	done
+	$(GO) run $(BENCHSTAT) -col /server .bench/inprocess.txt
+
 # Sluice vs redis-server through redis-benchmark; SUITE=all for everything.
 SUITE ?= default
 bench-compare:

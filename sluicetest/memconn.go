@@ -20,9 +20,13 @@ func (a memAddr) String() string  { return string(a) }
 type pipeHalf struct {
 	mu     sync.Mutex
 	buf    []byte
+	off    int // read position in buf
 	closed bool
 	notify chan struct{} // signalled when data arrives or the half closes
 }
+
+// keepBuf is the largest buffer a drained half keeps for the next writes.
+const keepBuf = 64 << 10
 
 func newHalf() *pipeHalf { return &pipeHalf{notify: make(chan struct{}, 1)} }
 
@@ -41,14 +45,21 @@ func (h *pipeHalf) write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func (h *pipeHalf) read(b []byte, deadline func() <-chan time.Time) (int, error) {
+// read copies what is buffered into b, waiting for data, the close, or
+// the reader's deadline (c's).
+func (h *pipeHalf) read(b []byte, c *memConn) (int, error) {
 	for {
 		h.mu.Lock()
-		if len(h.buf) > 0 {
-			n := copy(b, h.buf)
-			h.buf = h.buf[n:]
-			if len(h.buf) == 0 {
-				h.buf = h.buf[:0:0]
+		if h.off < len(h.buf) {
+			n := copy(b, h.buf[h.off:])
+			h.off += n
+			if h.off == len(h.buf) {
+				h.off = 0
+				if cap(h.buf) > keepBuf {
+					h.buf = nil
+				} else {
+					h.buf = h.buf[:0]
+				}
 			}
 			h.mu.Unlock()
 			return n, nil
@@ -58,9 +69,28 @@ func (h *pipeHalf) read(b []byte, deadline func() <-chan time.Time) (int, error)
 			return 0, io.EOF
 		}
 		h.mu.Unlock()
+		c.dmu.Lock()
+		d := c.rdeadline
+		c.dmu.Unlock()
+		if d.IsZero() {
+			<-h.notify // no deadline: wait for data or the close only
+			continue
+		}
+		wait := time.Until(d)
+		if wait <= 0 {
+			return 0, os.ErrDeadlineExceeded
+		}
+		// One timer per connection, reused: clients set a deadline on
+		// every read (go-redis's ReadTimeout).
+		if c.timer == nil {
+			c.timer = time.NewTimer(wait)
+		} else {
+			c.timer.Reset(wait)
+		}
 		select {
 		case <-h.notify:
-		case <-deadline():
+			c.timer.Stop()
+		case <-c.timer.C:
 			return 0, os.ErrDeadlineExceeded
 		}
 	}
@@ -82,6 +112,8 @@ type memConn struct {
 	local, rem memAddr
 	dmu        sync.Mutex
 	rdeadline  time.Time
+	rmu        sync.Mutex
+	timer      *time.Timer // the reader's deadline timer, under rmu
 	once       sync.Once
 	closedCh   chan struct{}
 	peer       *memConn
@@ -97,21 +129,9 @@ func memPipe() (client, server *memConn) {
 }
 
 func (c *memConn) Read(b []byte) (int, error) {
-	return c.in.read(b, func() <-chan time.Time {
-		c.dmu.Lock()
-		d := c.rdeadline
-		c.dmu.Unlock()
-		if d.IsZero() {
-			return nil // no deadline: wait for data or close only
-		}
-		wait := time.Until(d)
-		if wait <= 0 {
-			ch := make(chan time.Time, 1)
-			ch <- d
-			return ch
-		}
-		return time.After(wait)
-	})
+	c.rmu.Lock() // reads take turns, as on a socket (they share the timer)
+	defer c.rmu.Unlock()
+	return c.in.read(b, c)
 }
 
 func (c *memConn) Write(b []byte) (int, error) {
