@@ -299,6 +299,10 @@ func (s *Server) Do(args ...string) (any, error) { return s.DoIn(s.db, args...) 
 // DoIn is Do in database db.
 func (s *Server) DoIn(db int, args ...string) (any, error) {
 	s.mu.RLock()
+	if db < 0 || db >= len(s.direct) {
+		s.mu.RUnlock()
+		return nil, replyError("ERR DB index is out of range")
+	}
 	d := s.direct[db]
 	s.mu.RUnlock()
 	s.directCmds.Add(1)

@@ -70,8 +70,9 @@ func (m *Miniredis) NewSubscriber() *Subscriber {
 	return sub
 }
 
-// reconnect opens a connection to the current server, unless it is closed,
-// and subscribes it to the subscriber's channels and patterns.
+// reconnect opens a connection to the current server (a new one after a
+// restart), unless it is closed, and subscribes it to the subscriber's
+// channels and patterns.
 func (s *Subscriber) reconnect() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -79,11 +80,10 @@ func (s *Subscriber) reconnect() {
 		return
 	}
 	if s.conn != nil {
-		select {
-		case <-s.conn.done:
-		default:
-			return // still connected
-		}
+		// The connection to the old server is dead or dying: let go of
+		// it (its reader ends on its own, even while it waits for the
+		// test to take a message).
+		s.conn.c.Close()
 	}
 	client, srvEnd := net.Pipe()
 	go s.m.s.Server().ServeInternalConn(srvEnd)
