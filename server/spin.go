@@ -47,10 +47,11 @@ func (g *spinGate) observe(idle int64, woke bool) {
 }
 
 // SpinWhenBusy turns busy polling on for s, with the window spinWindow
-// gives; call it before Start. sluice-server does. Embedded servers leave
-// it off unless SLUICE_SPIN_US is set: they share their process, and its
-// CPUs, with the tests that drive them, and a test's client goroutines
-// need those more than the server needs the microseconds.
+// gives; call it before Start. sluice-server does. Servers built by other
+// programs leave it off unless SLUICE_SPIN_US is set: they share their
+// process, and its CPUs, with the code that drives them. (The embedded
+// mode, sluicetest, runs no event loops at all: see
+// Config.ServeOnGoroutines.)
 func (s *Server) SpinWhenBusy() { s.spinFor = spinWindow(len(s.loops)) }
 
 // spinWindow is the window of a server with nloops event loops:

@@ -176,3 +176,16 @@ func TestNewThenListen(t *testing.T) {
 		t.Fatalf("GET early = %q", v)
 	}
 }
+
+// LASTSAVE reads the server's clock at the save.
+func TestLastSaveFollowsClock(t *testing.T) {
+	s := sluicetest.Start(t, sluicetest.WithConfig("dir", t.TempDir()))
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.SetTime(at)
+	if _, err := s.Do("SAVE"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Do("LASTSAVE"); err != nil || got.(int64) != at.Unix() {
+		t.Fatalf("LASTSAVE = %v, %v; want %d", got, err, at.Unix())
+	}
+}
