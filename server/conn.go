@@ -226,30 +226,34 @@ func (s *Server) serveConnRelay(conn net.Conn, internal bool) {
 		b   []byte
 		err error
 	}
+	// Two buffers: the reader fills one while the client's goroutine runs
+	// the other's commands, so handing a chunk over wakes only one of the
+	// two goroutines.
 	reads := make(chan chunk)
-	free := make(chan []byte, 1)
+	free := make(chan []byte, 2)
+	free <- make([]byte, 16*1024)
+	free <- make([]byte, 16*1024)
+	done := make(chan struct{}) // closed when the client's goroutine returns
 	go func() {
-		buf := make([]byte, 16*1024)
 		for {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-done:
+				return
+			}
 			n, err := conn.Read(buf)
-			reads <- chunk{buf[:n], err}
+			select {
+			case reads <- chunk{buf[:n], err}:
+			case <-done:
+				return
+			}
 			if err != nil {
 				return
 			}
-			buf = <-free // wait until the chunk was copied
 		}
 	}()
-	defer func() {
-		// Unblock the reader if it is waiting to hand over a chunk.
-		go func() {
-			for range reads {
-				select {
-				case free <- nil:
-				default:
-				}
-			}
-		}()
-	}()
+	defer close(done) // before the deferred Close, which ends a blocked Read
 
 	cs := connServer{srv: s, c: c, conn: conn, st: &s.stats[s.goSlot]}
 	for {
