@@ -15,7 +15,7 @@ import (
 // platforms without the event loops serve theirs; the command engine is
 // the same one the event loops use.
 //
-// A socket gets a reader goroutine that hands what it reads to the
+// A socket (TLS over one included) gets a reader goroutine that hands what it reads to the
 // client's goroutine, which runs the commands, writes the replies and
 // also wakes for output other clients deliver (pub/sub, the end of a
 // block). A connection with no kernel behind it that takes read deadlines
@@ -37,7 +37,7 @@ func (s *Server) ServeConn(conn net.Conn) { s.serveConn(conn, false) }
 func (s *Server) ServeInternalConn(conn net.Conn) { s.serveConn(conn, true) }
 
 func (s *Server) serveConn(conn net.Conn, internal bool) {
-	if _, socket := conn.(syscall.Conn); socket || conn.SetReadDeadline(time.Time{}) != nil {
+	if overSocket(conn) || conn.SetReadDeadline(time.Time{}) != nil {
 		s.serveConnRelay(conn, internal)
 		return
 	}
@@ -72,6 +72,21 @@ func (s *Server) serveConn(conn net.Conn, internal bool) {
 			if !cs.signalled() {
 				return
 			}
+		}
+	}
+}
+
+// overSocket reports whether conn reads from a socket, itself or through a
+// wrapper such as *tls.Conn.
+func overSocket(conn net.Conn) bool {
+	for {
+		switch c := conn.(type) {
+		case syscall.Conn:
+			return true
+		case interface{ NetConn() net.Conn }:
+			conn = c.NetConn()
+		default:
+			return false
 		}
 	}
 }

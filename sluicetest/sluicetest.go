@@ -1,12 +1,15 @@
 // Package sluicetest runs a real Sluice server inside a Go test: the same
 // engine as sluice-server, not a fake. Start gives a server on a random
 // port (for any client) with in-memory connections for go-redis (no
-// socket at all), helpers to seed and inspect keys directly, and shutdown
-// through t.Cleanup.
+// socket at all), helpers to seed and inspect keys directly, a clock the
+// test moves (FastForward, SetTime), Restart with the data kept, and
+// shutdown through t.Cleanup. Package sluicetest/miniredis offers the same
+// server behind miniredis's API.
 package sluicetest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -27,6 +30,7 @@ type Server struct {
 	addr   string // where it listens ("" before Listen)
 	direct []*server.Direct
 	closed bool
+	tlsCfg *tls.Config // ListenTLS's, kept for Restart
 	opts   []Option
 
 	db         int
@@ -113,7 +117,13 @@ func Start(tb testing.TB, opts ...Option) *Server {
 // Listen starts serving clients on addr ("127.0.0.1:0" picks a free port).
 // After Close it starts a new server with the data and the clock of the
 // closed one, as Restart does.
-func (s *Server) Listen(addr string) error {
+func (s *Server) Listen(addr string) error { return s.listen(addr, nil) }
+
+// ListenTLS is Listen for TLS: clients connect with TLS, which cfg
+// configures (a server certificate, at least). Restart keeps it.
+func (s *Server) ListenTLS(addr string, cfg *tls.Config) error { return s.listen(addr, cfg) }
+
+func (s *Server) listen(addr string, tlsCfg *tls.Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.addr != "" && !s.closed {
@@ -124,6 +134,7 @@ func (s *Server) Listen(addr string) error {
 			return err
 		}
 	}
+	s.tlsCfg = tlsCfg
 	return s.listenLocked(addr)
 }
 
@@ -133,9 +144,12 @@ func (s *Server) listenLocked(addr string) error {
 		return err
 	}
 	cfg := s.srv.Config()
-	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && s.tlsCfg == nil {
 		cfg.Set("port", strconv.Itoa(a.Port))
 		cfg.Set("bind", a.IP.String())
+	}
+	if s.tlsCfg != nil {
+		ln = tls.NewListener(ln, s.tlsCfg)
 	}
 	if err := s.srv.Serve(ln); err != nil {
 		ln.Close()

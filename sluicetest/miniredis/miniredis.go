@@ -2,6 +2,7 @@ package miniredis
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -85,38 +86,52 @@ func RunT(t Tester) *Miniredis {
 	return m
 }
 
+// RunTLS creates and Start()s a Miniredis, TLS version.
+func RunTLS(cfg *tls.Config) (*Miniredis, error) {
+	m := NewMiniRedis()
+	return m, m.StartTLS(cfg)
+}
+
 // Start starts a server. It listens on a random port on localhost (after
 // Close: on the port it had, with the data kept). See also Addr().
-func (m *Miniredis) Start() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.listened {
-		return m.listenLocked("127.0.0.1:0")
-	}
-	if !m.s.Closed() {
-		return fmt.Errorf("listen tcp %s: bind: address already in use", m.s.Addr())
-	}
-	if err := m.s.Restart(); err != nil {
-		return err
-	}
-	return m.restartedLocked()
-}
+func (m *Miniredis) Start() error { return m.start("", nil) }
+
+// StartTLS starts a server, TLS version.
+func (m *Miniredis) StartTLS(cfg *tls.Config) error { return m.start("", cfg) }
 
 // StartAddr runs miniredis with a given addr. Examples: "127.0.0.1:6379",
 // ":6379", or "127.0.0.1:0"
-func (m *Miniredis) StartAddr(addr string) error {
+func (m *Miniredis) StartAddr(addr string) error { return m.start(addr, nil) }
+
+// StartAddrTLS runs miniredis with a given addr, TLS version.
+func (m *Miniredis) StartAddrTLS(addr string, cfg *tls.Config) error { return m.start(addr, cfg) }
+
+// start listens on addr ("": a random port the first time, the port it had
+// after Close), with TLS when cfg is set.
+func (m *Miniredis) start(addr string, cfg *tls.Config) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.listenLocked(addr)
-}
-
-func (m *Miniredis) listenLocked(addr string) error {
-	wasClosed := m.listened && m.s.Closed()
-	if err := m.s.Listen(addr); err != nil {
+	if m.listened && !m.s.Closed() {
+		return fmt.Errorf("listen tcp %s: bind: address already in use", m.s.Addr())
+	}
+	if addr == "" {
+		addr = "127.0.0.1:0"
+		if m.listened {
+			addr = m.s.Addr()
+		}
+	}
+	restart := m.listened
+	var err error
+	if cfg != nil {
+		err = m.s.ListenTLS(addr, cfg)
+	} else {
+		err = m.s.Listen(addr)
+	}
+	if err != nil {
 		return err
 	}
 	m.listened = true
-	if wasClosed {
+	if restart {
 		return m.restartedLocked()
 	}
 	return nil
@@ -139,9 +154,23 @@ func (m *Miniredis) restartedLocked() error {
 	return nil
 }
 
-// Restart restarts a Close()d server on the same port. Values will be
-// preserved.
-func (m *Miniredis) Restart() error { return m.Start() }
+// Restart restarts a Close()d server on the same port, TLS or not as it
+// was. Values will be preserved.
+func (m *Miniredis) Restart() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.listened {
+		m.listened = true
+		if err := m.s.Listen("127.0.0.1:0"); err != nil {
+			return err
+		}
+		return nil
+	}
+	if err := m.s.Restart(); err != nil {
+		return err
+	}
+	return m.restartedLocked()
+}
 
 // Close shuts down a Miniredis. Its data stays, for the direct helpers and
 // for Restart.
@@ -161,10 +190,11 @@ func (m *Miniredis) Close() {
 func (m *Miniredis) Dial() (net.Conn, error) {
 	m.mu.Lock()
 	if !m.listened {
-		if err := m.listenLocked("127.0.0.1:0"); err != nil {
+		if err := m.s.Listen("127.0.0.1:0"); err != nil {
 			m.mu.Unlock()
 			return nil, err
 		}
+		m.listened = true
 	}
 	closed := m.s.Closed()
 	m.mu.Unlock()

@@ -4,6 +4,7 @@ package miniredis_test
 // what the real engine adds. (compat_test.go holds what both pass.)
 
 import (
+	"crypto/tls"
 	"runtime"
 	"strconv"
 	"strings"
@@ -222,5 +223,35 @@ func TestDumpCollections(t *testing.T) {
 	m.Set("long", strings.Repeat("x", 30))
 	if got := m.Dump(); got != "- long\n   \"xxx\"...(30)\n" {
 		t.Fatalf("Dump of a long value: %q", got)
+	}
+}
+
+// A TLS server restarts as a TLS server (miniredis's Restart comes back
+// without TLS), and pushes pub/sub messages over TLS.
+func TestTLSRestartAndPubSub(t *testing.T) {
+	cfg, roots := selfSigned(t)
+	m, err := miniredis.RunTLS(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), TLSConfig: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}})
+	defer rdb.Close()
+	rdb.Set(ctx, "k", "v", 0)
+	m.Close()
+	if err := m.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rdb.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET over TLS after Restart: %q, %v", v, err)
+	}
+	ps := rdb.Subscribe(ctx, "ch")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Publish("ch", "hello")
+	if msg, err := ps.ReceiveMessage(ctx); err != nil || msg.Payload != "hello" {
+		t.Fatalf("message over TLS: %v, %v", msg, err)
 	}
 }

@@ -8,6 +8,13 @@ package miniredis_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
 	"net"
 	"strings"
 	"testing"
@@ -725,6 +732,56 @@ func TestCompatDump(t *testing.T) {
 	if got := m.Dump(); got != want {
 		t.Fatalf("Dump:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+func TestCompatTLS(t *testing.T) {
+	serverCfg, roots := selfSigned(t)
+	m, err := miniredis.RunTLS(serverCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.Set("secret", "s3")
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), TLSConfig: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}})
+	defer rdb.Close()
+	if v, err := rdb.Get(ctx, "secret").Result(); err != nil || v != "s3" {
+		t.Fatalf("GET over TLS: %q, %v", v, err)
+	}
+	plain := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	defer plain.Close()
+	if err := plain.Ping(ctx).Err(); err == nil {
+		t.Fatal("a plain client was served on the TLS port")
+	}
+}
+
+// selfSigned returns a server configuration with a fresh self-signed
+// certificate for 127.0.0.1, and the pool that trusts it.
+func selfSigned(t *testing.T) (*tls.Config, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, roots
 }
 
 func equal(a, b []string) bool {
