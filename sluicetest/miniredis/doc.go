@@ -42,7 +42,8 @@
 // stays readable and writable through the direct helpers, and Restart (or
 // Start) brings the server back on the same port with the data and the
 // clock, as a redis-server restarted with its dump file: CONFIG SET
-// changes and idle times do not survive it.
+// changes and idle times do not survive it. Restart keeps TLS on a server
+// started with RunTLS or StartTLS (miniredis's comes back without it).
 //
 // CommandCount counts the commands the server ran, as Redis's
 // total_commands_processed (a command refused with NOAUTH, or an unknown
@@ -68,9 +69,8 @@
 // # What is not there
 //
 // Server returns Sluice's *server.Server: miniredis's custom commands
-// (Server().Register) have no counterpart. RunTLS, StartTLS and
-// StartAddrTLS are absent until Sluice serves TLS. Seed is accepted and
-// has no effect: random picks (SPOP, SRANDMEMBER, RANDOMKEY) are Redis's.
+// (Server().Register) have no counterpart. Seed is accepted and has no
+// effect: random picks (SPOP, SRANDMEMBER, RANDOMKEY) are Redis's.
 // Dial on a server that was never started starts it on a random port
 // first. Running inside a testing/synctest bubble is not supported.
 //
