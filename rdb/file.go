@@ -120,17 +120,29 @@ var ErrUnsupported = errors.New("rdb: unsupported value type")
 // verify is false; a checksum error is returned after the keys were
 // delivered, as Redis only finds it at the end of the file.
 func ReadFile(p []byte, verify bool, h *Handler) error {
+	_, err := ReadPrefix(p, verify, h)
+	return err
+}
+
+// ReadPrefix is ReadFile for an RDB image at the start of p that bytes
+// may follow (an AOF's RDB preamble): it returns the image's length.
+func ReadPrefix(p []byte, verify bool, h *Handler) (int, error) {
+	n, err := readFile(p, verify, h)
+	return n, err
+}
+
+func readFile(p []byte, verify bool, h *Handler) (int, error) {
 	r := reader{b: p}
 	fail := func(msg string, err error) error {
 		return &FileError{Off: r.off, Msg: msg, Err: err}
 	}
 	eof := func() error { return fail("Unexpected EOF reading RDB file", nil) }
 	if len(p) < 9 || string(p[:5]) != "REDIS" {
-		return fail("Wrong signature trying to load DB from file", nil)
+		return r.off, fail("Wrong signature trying to load DB from file", nil)
 	}
 	ver, err := strconv.Atoi(string(p[5:9]))
 	if err != nil || ver < 1 || ver > Version {
-		return fail(fmt.Sprintf("Can't handle RDB format version %s", p[5:9]), nil)
+		return r.off, fail(fmt.Sprintf("Can't handle RDB format version %s", p[5:9]), nil)
 	}
 	r.off = 9
 	db := 0
@@ -138,34 +150,34 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 	for {
 		typ, ok := r.byte()
 		if !ok {
-			return eof()
+			return r.off, eof()
 		}
 		switch typ {
 		case OpExpire:
 			b, ok := r.take(4)
 			if !ok {
-				return eof()
+				return r.off, eof()
 			}
 			rec.Expire, rec.HasExpire = int64(int32(binary.LittleEndian.Uint32(b)))*1000, true
 			continue
 		case OpExpireMs:
 			b, ok := r.take(8)
 			if !ok {
-				return eof()
+				return r.off, eof()
 			}
 			rec.Expire, rec.HasExpire = int64(binary.LittleEndian.Uint64(b)), true
 			continue
 		case OpFreq:
 			c, ok := r.byte()
 			if !ok {
-				return eof()
+				return r.off, eof()
 			}
 			rec.Freq = int(c)
 			continue
 		case OpIdle:
 			n, enc, ok := r.length()
 			if !ok || enc {
-				return eof()
+				return r.off, eof()
 			}
 			rec.Idle = int64(min(n, 1<<62))
 			continue
@@ -173,15 +185,15 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 		case OpSelectDB:
 			n, enc, ok := r.length()
 			if !ok || enc {
-				return eof()
+				return r.off, eof()
 			}
 			if n > 1<<31 {
-				return fail(fmt.Sprintf("Bad database number %d", n), nil)
+				return r.off, fail(fmt.Sprintf("Bad database number %d", n), nil)
 			}
 			db = int(n)
 			if h.SelectDB != nil {
 				if err := h.SelectDB(db); err != nil {
-					return err
+					return r.off, err
 				}
 			}
 			continue
@@ -189,7 +201,7 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 			size, e1, ok1 := r.length()
 			exp, e2, ok2 := r.length()
 			if !ok1 || !ok2 || e1 || e2 {
-				return eof()
+				return r.off, eof()
 			}
 			if h.ResizeDB != nil {
 				h.ResizeDB(db, size, exp)
@@ -198,11 +210,11 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 		case OpAux:
 			k, err := r.bytes()
 			if err != nil {
-				return eof()
+				return r.off, eof()
 			}
 			v, err := r.bytes()
 			if err != nil {
-				return eof()
+				return r.off, eof()
 			}
 			if h.Aux != nil {
 				h.Aux(k, v)
@@ -211,29 +223,29 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 		case OpFunction2:
 			code, err := r.bytes()
 			if err != nil {
-				return eof()
+				return r.off, eof()
 			}
 			if h.Function != nil {
 				if err := h.Function(code); err != nil {
-					return fail("Failed loading library, "+err.Error(), err)
+					return r.off, fail("Failed loading library, "+err.Error(), err)
 				}
 			}
 			continue
 		case OpFunction:
-			return fail("RDB has functions in the format of Redis 7.0 release candidates, which Sluice does not read", ErrUnsupported)
+			return r.off, fail("RDB has functions in the format of Redis 7.0 release candidates, which Sluice does not read", ErrUnsupported)
 		case OpModuleAux:
-			return fail("RDB has module data (AUX), and Sluice does not support modules", ErrUnsupported)
+			return r.off, fail("RDB has module data (AUX), and Sluice does not support modules", ErrUnsupported)
 		default:
 			start := r.off - 1
 			key, err := r.bytes()
 			if err != nil {
-				return eof()
+				return r.off, eof()
 			}
 			switch typ {
 			case 21:
-				return &FileError{Off: start, Msg: fmt.Sprintf("key '%s' (db %d) is a stream, and Sluice does not support streams", key, db), Err: ErrUnsupported}
+				return r.off, &FileError{Off: start, Msg: fmt.Sprintf("key '%s' (db %d) is a stream, and Sluice does not support streams", key, db), Err: ErrUnsupported}
 			case TypeModule, TypeModule2:
-				return &FileError{Off: start, Msg: fmt.Sprintf("key '%s' (db %d) is a module value, and Sluice does not support modules", key, db), Err: ErrUnsupported}
+				return r.off, &FileError{Off: start, Msg: fmt.Sprintf("key '%s' (db %d) is a module value, and Sluice does not support modules", key, db), Err: ErrUnsupported}
 			}
 			v, err := r.object(typ)
 			if errors.Is(err, ErrEmptyKey) {
@@ -241,13 +253,13 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 					h.EmptyKey(db, key)
 				}
 			} else if err != nil && r.short {
-				return eof()
+				return r.off, eof()
 			} else if err != nil {
-				return &FileError{Off: start, Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ), Err: err}
+				return r.off, &FileError{Off: start, Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ), Err: err}
 			} else if h.Key != nil {
 				rec.DB, rec.Key, rec.Value = db, key, v
 				if err := h.Key(&rec); err != nil {
-					return err
+					return r.off, err
 				}
 			}
 			rec = Record{Idle: -1, Freq: -1}
@@ -259,11 +271,70 @@ func ReadFile(p []byte, verify bool, h *Handler) error {
 		want := crc64(0, p[:r.off])
 		b, ok := r.take(8)
 		if !ok {
-			return eof()
+			return r.off, eof()
 		}
 		if got := binary.LittleEndian.Uint64(b); verify && got != 0 && got != want {
-			return fail(fmt.Sprintf("Wrong RDB checksum expected: (%x) but got (%x)", want, got), ErrChecksum)
+			return r.off, fail(fmt.Sprintf("Wrong RDB checksum expected: (%x) but got (%x)", want, got), ErrChecksum)
 		}
+	}
+	return r.off, nil
+}
+
+// ReadRecords parses key records (the optional expiry, LRU and LFU
+// opcodes, the object type, the key and the value) from p, to its end, as
+// an RDB file holds them between SELECTDB opcodes, and calls fn for each.
+// Records' DB is db. Empty collections are skipped.
+func ReadRecords(p []byte, db int, fn func(r *Record) error) error {
+	r := reader{b: p}
+	rec := Record{DB: db, Idle: -1, Freq: -1}
+	for r.off < len(p) {
+		start := r.off
+		typ, _ := r.byte()
+		switch typ {
+		case OpExpireMs:
+			b, ok := r.take(8)
+			if !ok {
+				return &FileError{Off: start, Msg: "Unexpected EOF reading RDB records"}
+			}
+			rec.Expire, rec.HasExpire = int64(binary.LittleEndian.Uint64(b)), true
+			continue
+		case OpExpire:
+			b, ok := r.take(4)
+			if !ok {
+				return &FileError{Off: start, Msg: "Unexpected EOF reading RDB records"}
+			}
+			rec.Expire, rec.HasExpire = int64(int32(binary.LittleEndian.Uint32(b)))*1000, true
+			continue
+		case OpFreq:
+			c, ok := r.byte()
+			if !ok {
+				return &FileError{Off: start, Msg: "Unexpected EOF reading RDB records"}
+			}
+			rec.Freq = int(c)
+			continue
+		case OpIdle:
+			n, enc, ok := r.length()
+			if !ok || enc {
+				return &FileError{Off: start, Msg: "Unexpected EOF reading RDB records"}
+			}
+			rec.Idle = int64(min(n, 1<<62))
+			continue
+		}
+		key, err := r.bytes()
+		if err != nil {
+			return &FileError{Off: start, Msg: "Unexpected EOF reading RDB records"}
+		}
+		v, err := r.object(typ)
+		if err != nil && !errors.Is(err, ErrEmptyKey) {
+			return &FileError{Off: start, Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ), Err: err}
+		}
+		if err == nil {
+			rec.Key, rec.Value = key, v
+			if err := fn(&rec); err != nil {
+				return err
+			}
+		}
+		rec = Record{DB: db, Idle: -1, Freq: -1}
 	}
 	return nil
 }

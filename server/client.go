@@ -74,6 +74,7 @@ type Client struct {
 
 	qbuf    []byte // unconsumed input kept between reads (event loops)
 	pending []byte // output the socket did not take yet (event loops)
+	held    []byte // replies waiting for the loop iteration's AOF commit
 
 	keyPos     []int
 	mark       int64 // nanotime at which the previous command of this batch ended
@@ -309,10 +310,17 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 	}
+	if srv.gate.Load()&gateLoading != 0 && cmd.flags&flagLoading == 0 {
+		c.rejectCmd(cmd, errLoading)
+		return
+	}
 	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
 		return
 	}
 	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
+		return
+	}
+	if srv.gate.Load()&gateDisk != 0 && c.diskDenied(cmd) {
 		return
 	}
 	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {
@@ -324,6 +332,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
 		return
 	}
+
 	if srv.pause.typ.Load() != pauseOff && c.postponeIfPaused(cmd, args) {
 		return
 	}

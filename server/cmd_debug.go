@@ -28,6 +28,8 @@ func debugCommand(c *Client, args [][]byte) {
 	switch {
 	case eq(sub, "help") && len(args) == 2:
 		c.replyHelp(args[0], []string{
+			"AOF-FLUSH-SLEEP <microsec>",
+			"    Server will sleep before flushing the AOF, this is used for testing.",
 			"CHANGE-REPL-ID",
 			"    Change the replication IDs of the instance.",
 			"    Dangerous: should be used only for testing the replication subsystem.",
@@ -38,6 +40,8 @@ func debugCommand(c *Client, args [][]byte) {
 			"ERROR <string>",
 			"    Return a Redis protocol error with <string> as message. Useful for clients",
 			"    unit tests to simulate Redis errors.",
+			"LOADAOF",
+			"    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"LOG <message>",
 			"    Write <message> to the server log.",
 			"OBJECT <key>",
@@ -116,6 +120,12 @@ func debugCommand(c *Client, args [][]byte) {
 		})
 	case eq(sub, "reload"):
 		debugReload(c, args)
+	case eq(sub, "loadaof") && len(args) == 2:
+		debugLoadAOF(c)
+	case eq(sub, "aof-flush-sleep") && len(args) == 3:
+		us, _ := strconv.ParseInt(string(args[2]), 10, 64)
+		c.srv.pe.SetFlushSleep(us)
+		c.w.OK()
 	case eq(sub, "htstats") && len(args) >= 3:
 		dbi, err := strconv.Atoi(string(args[2]))
 		if err != nil || dbi < 0 || dbi >= c.srv.ks.NumDBs() {

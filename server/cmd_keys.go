@@ -507,7 +507,7 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 			return
 		}
 	}
-	if when <= c.srv.ks.Now() {
+	if c.srv.alreadyExpired(when) {
 		db.Delete(key)
 		c.notify(NotifyGeneric, "del", key)
 		c.w.Int(1)

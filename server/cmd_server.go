@@ -870,17 +870,15 @@ func shutdownCommand(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	wantSave := save || !nosave && showNumbers("save")(s.cfg) != ""
-	if !wantSave {
-		s.killBgsave()
+	if s.loading.on.Load() {
+		wantSave = false // never over the file being loaded
 	}
-	if wantSave && s.saveHook != nil {
-		if err := s.saveHook(); err != nil && !force {
-			s.Logf("Error trying to save the DB, can't exit.")
-			c.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
-			return
-		}
+	s.Warnf("User requested shutdown...")
+	if err := s.shutdownSave(wantSave, force); err != nil {
+		s.Warnf("Errors trying to shut down the server. Check the logs for more information.")
+		c.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
 	}
-	s.Logf("User requested shutdown...")
 	s.stopAccepting()
 	c.closeAfterReply = true
 	go func() {

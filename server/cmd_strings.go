@@ -319,7 +319,7 @@ func getexCommand(c *Client, args [][]byte) {
 	c.replyString(e)
 	db := c.DB()
 	switch {
-	case flags&(setEXAT|setPXAT) != 0 && when <= c.srv.ks.Now():
+	case flags&(setEXAT|setPXAT) != 0 && c.srv.alreadyExpired(when):
 		db.Delete(key)
 		c.notify(NotifyGeneric, "del", key)
 	case expire != nil:

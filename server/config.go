@@ -110,6 +110,9 @@ type Config struct {
 	// mmHook applies maxmemory, its policy and the LFU parameters to the
 	// server (evict.go) after a change; nil before the server exists.
 	mmHook func()
+	// appendonlyHook turns the AOF on or off at run time; nil before the
+	// server exists.
+	appendonlyHook func(on bool) error
 	// listenHook moves the TCP listeners (CONFIG SET port, bind) while
 	// the server runs; nil before the server exists.
 	listenHook func(bind []string, port string) error
@@ -257,7 +260,12 @@ var params = []*param{
 	}),
 	boolP("syslog-enabled", "no", true),
 	boolP("cluster-enabled", "no", true),
-	boolP("appendonly", "no", false),
+	boolP("appendonly", "no", false).onSet(func(cfg *Config, v string) error {
+		if cfg.appendonlyHook != nil {
+			return cfg.appendonlyHook(v == "yes")
+		}
+		return nil
+	}),
 	boolP("cluster-allow-reads-when-down", "no", false),
 	boolP("cluster-allow-pubsubshard-when-down", "yes", false),
 	boolP("crash-log-enabled", "yes", false),

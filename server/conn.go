@@ -209,6 +209,7 @@ func (cs *connServer) checkQbuf() bool {
 func (cs *connServer) flush() bool {
 	c := cs.c
 	if len(c.w.Buf) > 0 {
+		cs.srv.commitIfPending() // the AOF first, as appendfsync promises
 		cs.st.netOut.Add(int64(len(c.w.Buf)))
 		if _, err := cs.conn.Write(c.w.Buf); err != nil {
 			return false

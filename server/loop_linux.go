@@ -43,6 +43,10 @@ type loop struct {
 	// script: its commands must not wait for the keyspace lock.
 	standingIn atomic.Bool
 
+	// held are the clients whose replies wait for this iteration's AOF
+	// commit (see holdOrWrite).
+	held []*Client
+
 	tid        atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
 	spinHits   atomic.Int64 // idle spells that spinning ended with work
 	spareTasks []func()
@@ -270,6 +274,7 @@ func (l *loop) run() {
 				}
 			}
 		}
+		l.releaseHeld()
 		if now := time.Now(); now.Sub(lastCron) >= 100*time.Millisecond {
 			lastCron = now
 			l.cron(now)
@@ -307,6 +312,7 @@ func (l *loop) runTasks() {
 		c.sigPending.Store(false)
 		l.onSignal(c)
 	}
+	l.releaseHeld()
 	clear(tasks)
 	clear(ready)
 	l.spareTasks, l.spareReady = tasks[:0], ready[:0]
@@ -385,8 +391,11 @@ func (l *loop) onSignal(c *Client) {
 	// While the socket is full the output stays in the async buffer: the
 	// EPOLLOUT handler comes back here once the pending bytes are gone, so
 	// the same bytes are never held twice.
-	if len(c.pending) == 0 {
+	if len(c.pending) == 0 && len(c.held) == 0 {
 		if out := c.swapAsync(); len(out) > 0 {
+			// A served blocked command's effects were fed by another
+			// client: they reach the AOF before its reply goes out.
+			l.srv.commitIfPending()
 			c.w.Buf = out
 			l.write(c)
 			c.w.Buf = nil
@@ -465,7 +474,10 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 			// replies pass the limit sends none of them.
 			continue
 		}
-		if !l.write(c) {
+		l.srv.commitIfPending()
+		if len(c.held) > 0 {
+			l.hold(c)
+		} else if !l.write(c) {
 			blocked = true
 			break
 		}
@@ -492,15 +504,67 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		return
 	}
 	if !blocked && !c.repliesOverLimit() {
-		l.write(c)
+		l.holdOrWrite(c)
 	}
 	if cap(c.w.Buf) <= 4*flushAt {
 		l.wbuf = c.w.Buf[:0]
 	}
 	c.w.Buf = nil
-	if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
+	if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 && len(c.held) == 0 {
 		l.close(c)
 	}
+}
+
+// holdOrWrite writes a batch's replies, or, when the batch fed the AOF
+// (or read what a not yet committed batch fed), holds them until the
+// iteration's commit: every client served in one iteration shares one
+// write (and, under appendfsync always, one fsync), and no reply goes out
+// before the effects it acknowledges or shows are on disk as promised.
+func (l *loop) holdOrWrite(c *Client) {
+	if len(c.held) == 0 && !l.srv.effectsPending() {
+		l.write(c)
+		return
+	}
+	l.hold(c)
+}
+
+// hold keeps c's replies for releaseHeld.
+func (l *loop) hold(c *Client) {
+	if len(c.w.Buf) == 0 {
+		return
+	}
+	if len(c.held) == 0 {
+		l.held = append(l.held, c)
+	}
+	c.held = append(c.held, c.w.Buf...)
+	c.w.Buf = c.w.Buf[:0]
+}
+
+// releaseHeld commits the AOF once and writes the held replies.
+func (l *loop) releaseHeld() {
+	if len(l.held) == 0 {
+		return
+	}
+	l.srv.commitIfPending()
+	for i, c := range l.held {
+		l.held[i] = nil
+		out := c.held
+		c.held = nil
+		if c.fd < 0 {
+			continue
+		}
+		c.w.Buf = out
+		l.write(c)
+		c.held = c.w.Buf[:0]
+		if cap(c.held) > 4*flushAt {
+			c.held = nil
+		}
+		c.w.Buf = nil
+		if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
+			l.close(c)
+		}
+	}
+	l.held = l.held[:0]
 }
 
 // write sends c.w.Buf; what the socket does not take is kept in
@@ -674,6 +738,7 @@ func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
 				}
 			}
 		}
+		l.releaseHeld()
 	}
 }
 

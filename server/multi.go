@@ -148,10 +148,12 @@ func (c *Client) execLocked(tx *txState) {
 	c.srv.watches.unwatchAll(c)
 	c.dirtyCAS.Store(false)
 	c.inExec = true
+	c.srv.execDepth.Add(1)
 	c.w.Array(len(tx.cmds))
 	for i, cmd := range tx.names {
 		c.call(cmd, tx.cmds[i])
 	}
+	c.srv.execDepth.Add(-1)
 	c.inExec = false
 	if c.rpend != nil && len(c.rpend.ops) > 0 {
 		c.srv.replFlush(c) // still under the transaction's locks

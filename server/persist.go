@@ -1,429 +1,159 @@
 package server
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/rdb"
-	"github.com/sluicedb/sluice/store"
 )
 
-// RDB persistence (Redis's rdb.c): SAVE, BGSAVE, automatic saves on the
-// "save" points, the save before SHUTDOWN, and loading dbfilename at
-// start-up, in Redis 7.0's RDB format (version 10).
-//
-// There is no fork. A snapshot is taken with the keyspace's exclusive
-// lock held (every command, transaction and script is excluded for that
-// time): each shard's live keys are encoded, in parallel, into memory
-// buffers, exactly as they are at that instant, and the lock is released.
-// Writing the file (header, functions, the buffers, EOF and CRC-64, to a
-// temporary file renamed over dbfilename) happens after, without the
-// lock: for BGSAVE in a goroutine while the server keeps serving, for
-// SAVE in the calling client's turn, as Redis's SAVE blocks its caller.
-// The cost is the encoding time under the lock (the pause) and memory for
-// the encoded dataset until the file is written.
+// Persistence glue: package persist writes and reads the files (RDB, the
+// AOF and its manifest, the save children); the server gives it images
+// of the dataset (snapshot.go), replays commands and RDB records into the
+// keyspace when files are loaded, and holds the commands (SAVE, BGSAVE,
+// BGREWRITEAOF), the config hooks and INFO's fields.
 
 func init() {
 	register(
 		&Command{Name: "save", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading", "no_multi"}, Group: "server", Since: "1.0.0", Summary: "Synchronously save the dataset to disk", Complexity: "O(N) where N is the total number of keys in all databases", Fn: saveCommand},
 		&Command{Name: "bgsave", Arity: -1, Flags: []string{"admin", "noscript", "no_async_loading"}, Group: "server", Since: "1.0.0", Summary: "Asynchronously save the dataset to disk", Complexity: "O(1)", Fn: bgsaveCommand},
+		&Command{Name: "bgrewriteaof", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading"}, Group: "server", Since: "1.0.0", Summary: "Asynchronously rewrite the append-only file", Complexity: "O(1)", Fn: bgrewriteaofCommand},
 	)
 }
 
+// persistHost is the server as package persist sees it.
+type persistHost struct{ s *Server }
+
+func (h persistHost) Logf(format string, args ...any)  { h.s.Logf(format, args...) }
+func (h persistHost) Warnf(format string, args ...any) { h.s.Warnf(format, args...) }
+func (h persistHost) Snapshot(atCut func()) persist.Image {
+	return h.s.snapshotImage(atCut)
+}
+func (h persistHost) Config(name string) string { return h.s.cfg.Get(name) }
+func (h persistHost) Dirty() int64              { return int64(h.s.ks.Dirty()) }
+func (h persistHost) SinceSave() int64 {
+	return h.s.ks.Clock().Now().Unix() - h.s.LastSave()
+}
+
+// Saved records a save: changes made after the image remain unsaved.
+func (h persistHost) Saved(meta persist.ImageMeta) {
+	s := h.s
+	s.lastSave.Store(s.ks.Clock().Now().Unix())
+	if meta.Dirty > s.ks.DirtyTotal()-s.ks.Dirty() {
+		s.ks.MarkSavedAt(meta.Dirty)
+	}
+}
+
+// wirePersistence creates the persistence engine.
+func (s *Server) wirePersistence() {
+	s.pe = persist.New(persistHost{s}, Version, func() { s.fatalExit() })
+	s.pe.SetInExec(func() bool { return s.execDepth.Load() > 0 })
+	s.pe.OnStateChange(s.gateUpdate)
+	prev := s.cfg.OnChange
+	s.cfg.OnChange = func(name, value string) {
+		if prev != nil {
+			prev(name, value)
+		}
+		switch name {
+		case "appendfsync", "aof-timestamp-enabled", "no-appendfsync-on-rewrite":
+			s.pe.ConfigChanged()
+		case "aof-disable-auto-gc":
+			if value == "no" {
+				s.pe.DelHistory()
+			}
+		}
+	}
+	s.cfg.appendonlyHook = s.setAppendOnly
+}
+
+// fatalExit stops the process when it cannot keep its promises (an AOF
+// write failed under appendfsync always). An embedded server panics.
+func (s *Server) fatalExit() {
+	if s.exitOnFatal {
+		os.Exit(1)
+	}
+	panic("sluice: the append-only file could not be written (appendfsync always)")
+}
+
+// setAppendOnly applies CONFIG SET appendonly at run time.
+func (s *Server) setAppendOnly(on bool) error {
+	if !s.cfg.running.Load() {
+		return nil // start-up: LoadDataFile opens it
+	}
+	if on {
+		if s.pe.AOFState() == persist.AOFOff {
+			if err := s.pe.StartAppendOnly(); err != nil {
+				return errors.New("Unable to turn on AOF. Check server logs.")
+			}
+			s.updateEffects()
+		}
+		return nil
+	}
+	if s.pe.AOFState() != persist.AOFOff {
+		s.pe.StopAppendOnly()
+		s.updateEffects()
+	}
+	return nil
+}
+
+// alreadyExpired reports whether an expiry at when (unix ms) deletes the
+// key at once: not while a dataset loads, where it is set as it is
+// (Redis's checkAlreadyExpired).
+func (s *Server) alreadyExpired(when int64) bool {
+	return when <= s.ks.Now() && !s.loading.on.Load()
+}
+
+// gate bits (Server.gate).
 const (
-	errBgsaveInProgress = "ERR Background save already in progress"
-	bgsaveRetryDelay    = 5 // seconds (CONFIG_BGSAVE_RETRY_DELAY)
+	gateLoading = 1 << iota // a dataset is loading: -LOADING
+	gateDisk                // writes are refused: -MISCONF
 )
 
-// persistState is the server's saving and loading state (INFO persistence).
-type persistState struct {
-	mu        sync.Mutex
-	bgRunning bool
-	bgStart   time.Time
-	bgCancel  chan struct{} // closed to abort the running BGSAVE
-	bgDone    chan struct{} // closed when it has ended
-	scheduled bool          // BGSAVE SCHEDULE (or inside MULTI) pending
-	lastBgTry int64         // unix seconds
-	lastBgOK  bool
-	lastBgSec int64 // duration of the last BGSAVE, -1 if none
+const errLoading = "LOADING Redis is loading the dataset in memory"
 
-	// writeMu serializes file writers; seq orders snapshots so that an
-	// older snapshot never replaces a newer one on disk.
-	writeMu  sync.Mutex
-	seq      uint64 // last snapshot taken (under the exclusive lock)
-	written  uint64 // newest snapshot written
-	saves    atomic.Int64
-	keysDone atomic.Int64 // current_save_keys_processed
-	keysAll  atomic.Int64 // current_save_keys_total
-
-	loadedKeys  atomic.Int64
-	expiredKeys atomic.Int64
-
-	// The snapshot pause of the latest BGSAVE (INFO latest_fork_usec, the
-	// nearest thing to Redis's fork time) and the number of BGSAVEs
-	// (total_forks).
-	pauseUs atomic.Int64
-	bgsaves atomic.Int64
+// gateUpdate recomputes the gate from the loading and disk error states.
+func (s *Server) gateUpdate() {
+	var g uint32
+	if s.loading.on.Load() {
+		g |= gateLoading
+	}
+	if s.pe.MaybeDenied() && s.pe.WriteDenied() != "" {
+		g |= gateDisk
+	}
+	s.gate.Store(g)
 }
 
-// snapshot is the encoded dataset at one instant.
-type snapshot struct {
-	seq     uint64
-	dirty   uint64 // the keyspace's DirtyTotal at the snapshot
-	ctime   int64
-	usedMem uint64
-	funcs   []string
-	dbs     []dbSnapshot
-	keys    int64
-}
-
-type dbSnapshot struct {
-	id            int
-	size, expires uint64
-	chunks        []snapChunk
-}
-
-type snapChunk struct {
-	buf           []byte
-	keys, expires int
-}
-
-// takeSnapshot encodes the whole dataset. The exclusive lock must be held.
-func (s *Server) takeSnapshot() *snapshot {
-	p := &s.persist
-	p.seq++
-	snap := &snapshot{seq: p.seq, dirty: s.ks.DirtyTotal(), ctime: time.Now().Unix(), usedMem: readMemory().used}
-	for _, l := range s.lua.eng.Libraries() {
-		snap.funcs = append(snap.funcs, l.Code)
-	}
-	now := s.ks.Now()
-	ndb := s.ks.NumDBs()
-	chunks := make([]snapChunk, ndb*store.NShards)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	workers := max(1, min(runtime.GOMAXPROCS(0), 16))
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= len(chunks) {
-					return
-				}
-				chunks[j] = s.encodeShard(s.ks.DB(j/store.NShards), j%store.NShards, now)
-			}
-		}()
-	}
-	wg.Wait()
-	for d := range ndb {
-		ds := dbSnapshot{id: d}
-		for _, ch := range chunks[d*store.NShards : (d+1)*store.NShards] {
-			if ch.keys == 0 {
-				continue
-			}
-			ds.size += uint64(ch.keys)
-			ds.expires += uint64(ch.expires)
-			ds.chunks = append(ds.chunks, ch)
-		}
-		if ds.size > 0 {
-			snap.keys += int64(ds.size)
-			snap.dbs = append(snap.dbs, ds)
-		}
-	}
-	return snap
-}
-
-// encodeShard encodes the live keys of one shard as RDB key-value records.
-func (s *Server) encodeShard(db *store.DB, shard int, now int64) snapChunk {
-	var ch snapChunk
-	if n := db.ShardLen(shard); n > 0 {
-		// Room for small keys; bigger values grow the buffer.
-		ch.buf = make([]byte, 0, n*32)
-	}
-	db.EachInShard(shard, now, func(key string, e *store.Entry, expire int64) bool {
-		typ, ok := rdbType(e)
-		if !ok {
-			return true // no other types exist in the store
-		}
-		if expire != 0 {
-			ch.buf = rdb.AppendExpireMs(ch.buf, expire)
-			ch.expires++
-		}
-		ch.buf = rdb.AppendKey(ch.buf, typ, strBytes(key))
-		ch.buf = s.appendRDBValue(ch.buf, e)
-		ch.keys++
-		return true
-	})
-	return ch
-}
-
-// crcWriter writes through a buffer and keeps the running CRC-64.
-type crcWriter struct {
-	w   *bufio.Writer
-	crc uint64
-}
-
-func (w *crcWriter) write(p []byte) error {
-	w.crc = rdb.CRC64(w.crc, p)
-	_, err := w.w.Write(p)
-	return err
-}
-
-var errSaveAborted = errors.New("save aborted")
-
-// writeSnapshot writes snap to dbfilename in the working directory (the
-// "dir" directive), through a temporary file that is synced and renamed
-// over it. cancel, when closed, aborts the write.
-func (s *Server) writeSnapshot(snap *snapshot, cancel <-chan struct{}) error {
-	p := &s.persist
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	if snap.seq < p.written {
-		return nil // a newer snapshot is already on disk
-	}
-	p.keysDone.Store(0)
-	p.keysAll.Store(snap.keys)
-	defer func() { p.keysDone.Store(0); p.keysAll.Store(0) }()
-	tmp := fmt.Sprintf("temp-%d.rdb", os.Getpid())
-	f, err := os.Create(tmp)
-	if err != nil {
-		s.Warnf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp, workDir(), strerror(err))
-		return err
-	}
-	fail := func(op string, err error) error {
-		if err != errSaveAborted {
-			s.Warnf("Write error saving DB on disk(%s): %s", op, strerror(err))
-		}
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	w := &crcWriter{w: bufio.NewWriterSize(f, 1<<20)}
-	head := rdb.AppendHeader(nil)
-	head = rdb.AppendAux(head, "redis-ver", Version)
-	head = rdb.AppendAuxInt(head, "redis-bits", 64)
-	head = rdb.AppendAuxInt(head, "ctime", snap.ctime)
-	head = rdb.AppendAuxInt(head, "used-mem", int64(snap.usedMem))
-	head = rdb.AppendAuxInt(head, "aof-base", 0)
-	for _, code := range snap.funcs {
-		head = rdb.AppendFunction(head, []byte(code))
-	}
-	if err := w.write(head); err != nil {
-		return fail("rdbSaveRio", err)
-	}
-	delay := s.cfg.Get("rdb-key-save-delay")
-	delayUs, _ := strconv.ParseInt(delay, 10, 64)
-	var tmpBuf []byte
-	for _, ds := range snap.dbs {
-		tmpBuf = rdb.AppendSelectDB(tmpBuf[:0], ds.id, ds.size, ds.expires)
-		if err := w.write(tmpBuf); err != nil {
-			return fail("rdbSaveRio", err)
-		}
-		for _, ch := range ds.chunks {
-			select {
-			case <-cancel:
-				return fail("rdbSaveRio", errSaveAborted)
-			default:
-			}
-			if err := w.write(ch.buf); err != nil {
-				return fail("rdbSaveRio", err)
-			}
-			p.keysDone.Add(int64(ch.keys))
-			if delayUs > 0 {
-				// rdb-key-save-delay (tests): microseconds per key.
-				if !sleepOrCancel(time.Duration(delayUs)*time.Microsecond*time.Duration(ch.keys), cancel) {
-					return fail("rdbSaveRio", errSaveAborted)
-				}
-			}
-		}
-	}
-	tail := []byte{rdb.OpEOF}
-	if err := w.write(tail); err != nil {
-		return fail("rdbSaveRio", err)
-	}
-	crc := w.crc
-	if s.cfg.Get("rdbchecksum") == "no" {
-		crc = 0
-	}
-	if _, err := w.w.Write(binary.LittleEndian.AppendUint64(nil, crc)); err != nil {
-		return fail("rdbSaveRio", err)
-	}
-	if err := w.w.Flush(); err != nil {
-		return fail("fflush", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail("fsync", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		s.Warnf("Write error saving DB on disk(fclose): %s", strerror(err))
-		return err
-	}
-	name := s.cfg.Get("dbfilename")
-	if err := os.Rename(tmp, name); err != nil {
-		s.Warnf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", tmp, name, workDir(), strerror(err))
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(name)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	p.written = snap.seq
-	s.lastSave.Store(s.ks.Clock().Now().Unix())
-	// Changes made after the snapshot remain unsaved.
-	if snap.dirty > s.ks.DirtyTotal()-s.ks.Dirty() {
-		s.ks.MarkSavedAt(snap.dirty)
-	}
-	return nil
-}
-
-func sleepOrCancel(d time.Duration, cancel <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-cancel:
+// diskDenied refuses a write (and PING, as Redis does) with MISCONF while
+// the last background save failed or the AOF cannot be written; it
+// reports whether it did. The master's stream is obeyed.
+func (c *Client) diskDenied(cmd *Command) bool {
+	if c.replMaster {
 		return false
 	}
+	write := cmd.flags&flagWrite != 0 || cmd.Name == "ping" || cmd.Name == "exec" && c.txQueued(flagWrite)
+	if !write {
+		return false
+	}
+	msg := c.srv.pe.WriteDenied()
+	if msg == "" {
+		return false
+	}
+	c.rejectCmd(cmd, msg)
+	return true
 }
 
-// Save saves the dataset now (SAVE): snapshot under the exclusive lock,
-// then the file. It fails while a BGSAVE runs.
-func (s *Server) Save() error {
-	if s.bgsaveRunning() {
-		return errors.New(errBgsaveInProgress)
-	}
-	s.ks.Lock.Lock()
-	snap := s.takeSnapshot()
-	s.ks.Lock.Unlock()
-	return s.finishSave(snap)
-}
-
-// saveLocked is Save for a caller that holds the exclusive lock.
-func (s *Server) saveLocked() error {
-	return s.finishSave(s.takeSnapshot())
-}
-
-func (s *Server) finishSave(snap *snapshot) error {
-	s.persist.saves.Add(1)
-	if err := s.writeSnapshot(snap, nil); err != nil {
-		return err
-	}
-	s.Logf("DB saved on disk")
-	s.persist.mu.Lock()
-	s.persist.lastBgOK = true
-	s.persist.mu.Unlock()
-	return nil
-}
-
-func (s *Server) bgsaveRunning() bool {
-	s.persist.mu.Lock()
-	defer s.persist.mu.Unlock()
-	return s.persist.bgRunning
-}
-
-// BGSave starts a background save; it fails if one is already running.
-func (s *Server) BGSave() error { return s.bgsave(false) }
-
-// bgsave starts a background save. lockHeld: the caller holds the
-// exclusive lock (else it is taken for the snapshot).
-func (s *Server) bgsave(lockHeld bool) error {
-	p := &s.persist
-	if s.bgsaveRunning() {
-		return errors.New(errBgsaveInProgress) // without stalling every client for the lock
-	}
-	// The lock first: FLUSHALL, holding it, waits for a running BGSAVE to
-	// end, so a BGSAVE must not be marked running while it waits for it.
-	t0 := time.Now()
-	if !lockHeld {
-		s.ks.Lock.Lock()
-	}
-	t1 := time.Now()
-	p.mu.Lock()
-	if p.bgRunning {
-		p.mu.Unlock()
-		if !lockHeld {
-			s.ks.Lock.Unlock()
-		}
-		return errors.New(errBgsaveInProgress)
-	}
-	p.bgRunning = true
-	p.scheduled = false
-	p.bgStart = t1
-	p.lastBgTry = t1.Unix()
-	cancel, done := make(chan struct{}), make(chan struct{})
-	p.bgCancel, p.bgDone = cancel, done
-	p.mu.Unlock()
-	p.saves.Add(1)
-	snap := s.takeSnapshot()
-	// INFO shows the save's size from the moment BGSAVE replies, as
-	// Redis's does from its fork.
-	p.keysDone.Store(0)
-	p.keysAll.Store(snap.keys)
-	if !lockHeld {
-		s.ks.Lock.Unlock()
-	}
-	pause := time.Since(t1)
-	p.pauseUs.Store(pause.Microseconds())
-	p.bgsaves.Add(1)
-	s.Logf("Background saving started: snapshot of %d keys in %.3f ms (%.3f ms waiting for the lock)", snap.keys, float64(pause.Microseconds())/1000, float64(t1.Sub(t0).Microseconds())/1000)
-	go func() {
-		err := s.writeSnapshot(snap, cancel)
-		p.mu.Lock()
-		p.bgRunning = false
-		p.lastBgSec = int64(time.Since(p.bgStart).Seconds())
-		switch {
-		case err == nil:
-			s.Logf("Background saving terminated with success")
-			p.lastBgOK = true
-		case err == errSaveAborted:
-			s.Warnf("Background saving terminated by request")
-		default:
-			s.Warnf("Background saving error")
-			p.lastBgOK = false
-		}
-		close(done)
-		p.mu.Unlock()
-	}()
-	return nil
-}
-
-// killBgsave aborts a running BGSAVE and waits for it to end (FLUSHALL,
-// SHUTDOWN): its temporary file is removed and dbfilename is untouched.
-func (s *Server) killBgsave() {
-	p := &s.persist
-	p.mu.Lock()
-	if !p.bgRunning {
-		p.mu.Unlock()
-		return
-	}
-	select {
-	case <-p.bgCancel:
-	default:
-		close(p.bgCancel)
-	}
-	done := p.bgDone
-	p.mu.Unlock()
-	<-done
-}
+// ---- commands ----
 
 func saveCommand(c *Client, args [][]byte) {
-	if err := c.srv.Save(); err != nil {
-		if err.Error() == errBgsaveInProgress {
-			c.w.Error(errBgsaveInProgress)
+	if err := c.srv.pe.Save(true); err != nil {
+		if err == persist.ErrBgsaveInProgress {
+			c.w.Error(err.Error())
 			return
 		}
 		c.w.Error("ERR")
@@ -442,85 +172,110 @@ func bgsaveCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	_ = schedule // no other child process (AOF rewrite) can delay a BGSAVE
-	s := c.srv
-	if c.inExec {
-		// Redis schedules a BGSAVE asked for inside a transaction.
-		if s.bgsaveRunning() {
-			c.w.Error(errBgsaveInProgress)
-			return
-		}
-		s.persist.mu.Lock()
-		s.persist.scheduled = true
-		s.persist.mu.Unlock()
-		c.w.Simple("Background saving scheduled")
-		return
-	}
-	if err := s.bgsave(false); err != nil {
+	reply, err := c.srv.pe.BGSave(schedule)
+	if err != nil {
 		c.w.Error(err.Error())
 		return
 	}
-	c.w.Simple("Background saving started")
+	c.w.Simple(reply)
 }
 
-// saveParams parses the "save" directive: (seconds, changes) pairs.
-func (s *Server) saveParams() [][2]int64 {
-	f := strings.Fields(showNumbers("save")(s.cfg))
-	var out [][2]int64
-	for i := 0; i+1 < len(f); i += 2 {
-		sec, _ := strconv.ParseInt(f[i], 10, 64)
-		ch, _ := strconv.ParseInt(f[i+1], 10, 64)
-		out = append(out, [2]int64{sec, ch})
+func bgrewriteaofCommand(c *Client, args [][]byte) {
+	reply, err := c.srv.pe.BGRewrite()
+	if err != nil {
+		c.w.Error(err.Error())
+		return
 	}
-	return out
+	c.w.Simple(reply)
 }
 
-// persistCron starts the BGSAVEs that are due: a scheduled one, or one
-// whose save point is reached (serverCron's checks).
-func (s *Server) persistCron() {
-	p := &s.persist
-	now := time.Now().Unix()
-	p.mu.Lock()
-	if p.bgRunning {
-		p.mu.Unlock()
-		return
+// Save saves the dataset now (SAVE). It fails while a BGSAVE runs.
+func (s *Server) Save() error { return s.pe.Save(false) }
+
+// saveLocked is Save for a caller that holds the exclusive lock.
+func (s *Server) saveLocked() error {
+	if s.pe.BgsaveRunning() {
+		return persist.ErrBgsaveInProgress
 	}
-	retryOK := now-p.lastBgTry > bgsaveRetryDelay || p.lastBgOK
-	scheduled := p.scheduled
-	p.mu.Unlock()
-	if !retryOK {
-		return
-	}
-	if scheduled {
-		go s.bgsave(false)
-		return
-	}
-	params := s.saveParams()
-	if len(params) == 0 {
-		return // no save points (sluice-server's default): nothing to count
-	}
-	dirty := int64(s.ks.Dirty())
-	elapsed := s.ks.Clock().Now().Unix() - s.LastSave()
-	for _, sp := range params {
-		if dirty >= sp[1] && elapsed > sp[0] {
-			s.Logf("%d changes in %d seconds. Saving...", sp[1], sp[0])
-			// Mark it running before the goroutine takes the lock, so the
-			// next tick does not start another.
-			p.mu.Lock()
-			p.scheduled = true
-			p.mu.Unlock()
-			go s.bgsave(false)
-			return
-		}
-	}
+	return s.pe.SaveImage(s.snapshotImageLocked(nil))
 }
+
+// BGSave starts a background save; it fails if a save or rewrite runs.
+func (s *Server) BGSave() error { return s.pe.BGSaveNow() }
 
 // ---- loading ----
 
-// LoadDataFile loads dbfilename from the working directory (the "dir"
-// directive) into the keyspace, as redis-server does at start-up. A
-// missing file is not an error. Keys already expired are skipped.
+// loadState is what INFO shows while a dataset loads.
+type loadState struct {
+	on          atomic.Bool
+	start       atomic.Int64 // unix seconds
+	total       atomic.Int64
+	loaded      atomic.Int64
+	usedMem     atomic.Int64
+	loadedKeys  atomic.Int64
+	expiredKeys atomic.Int64
+}
+
+func (s *Server) startLoading(total int64) {
+	s.ks.Loading.Store(true)
+	l := &s.loading
+	l.start.Store(time.Now().Unix())
+	l.total.Store(total)
+	l.loaded.Store(0)
+	l.usedMem.Store(0)
+	l.on.Store(true)
+	s.gateUpdate()
+}
+
+func (s *Server) stopLoading() {
+	s.ks.Loading.Store(false)
+	s.loading.on.Store(false)
+	s.gateUpdate()
+}
+
+// errLoadFailed: loading failed and the reason is in the log.
+var errLoadFailed = errors.New("loading failed")
+
+// IsLoadFailed reports whether LoadDataFile's error was already logged.
+func IsLoadFailed(err error) bool { return err == errLoadFailed }
+
+// BeginLoading makes clients get -LOADING until LoadDataFile is done (a
+// server that listens before it loads).
+func (s *Server) BeginLoading() { s.startLoading(0) }
+
+// ExitOnFatal makes the process exit (status 1) when persistence cannot
+// keep its promises, as redis-server does; an embedded server panics.
+func (s *Server) ExitOnFatal() { s.exitOnFatal = true }
+
+// LoadDataFile loads the dataset at start-up, as redis-server does: with
+// appendonly yes from the AOF (appenddirname, its manifest, or an
+// old-style appendfilename), else from dbfilename in the working
+// directory (the "dir" directive). Missing files are not an error. With
+// appendonly yes the AOF is then opened for appending. While it loads,
+// clients get -LOADING. A file that cannot be loaded is an error; its
+// reason is logged.
 func (s *Server) LoadDataFile() error {
+	defer s.stopLoading()
+	if s.cfg.Get("appendonly") == "yes" {
+		if err := s.pe.LoadManifest(); err != nil {
+			return errLoadFailed
+		}
+		start := time.Now()
+		res := s.loadAOF()
+		switch res.Status {
+		case persist.LoadFailed, persist.LoadOpenErr:
+			return errLoadFailed
+		case persist.LoadNotExist:
+		default:
+			s.Logf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
+		}
+		if err := s.pe.OpenAtStart(func() persist.Image { return s.snapshotImage(nil) }); err != nil {
+			s.Warnf("%s", err)
+			return errLoadFailed
+		}
+		s.updateEffects()
+		return nil
+	}
 	name := s.cfg.Get("dbfilename")
 	b, err := os.ReadFile(name)
 	if err != nil {
@@ -530,6 +285,7 @@ func (s *Server) LoadDataFile() error {
 		return fmt.Errorf("Fatal error loading the DB: %s. Exiting.", strerror(err))
 	}
 	start := time.Now()
+	s.startLoading(int64(len(b)))
 	if err := s.loadRDB(b); err != nil {
 		return err
 	}
@@ -537,23 +293,125 @@ func (s *Server) LoadDataFile() error {
 	return nil
 }
 
-// loadRDB loads an RDB file's contents into the (empty) keyspace.
+// loadAOF replays the AOF the manifest lists into the keyspace.
+func (s *Server) loadAOF() persist.LoadResult {
+	rp := s.newReplayer()
+	defer rp.done()
+	return s.pe.Load(rp, func(total int64) { s.startLoading(total) })
+}
+
+// aofReplayer runs an AOF's commands as Redis's AOF client: no replies,
+// never blocked, obeyed on a read-only replica, nothing propagated. It
+// holds the exclusive lock, letting others in every 1024 commands.
+type aofReplayer struct {
+	s     *Server
+	c     *Client
+	delay time.Duration
+	held  bool
+}
+
+func (s *Server) newReplayer() *aofReplayer {
+	c := &Client{srv: s, slot: s.goSlot, fd: -1, authed: true, inExec: true, replMaster: true, addr: ""}
+	c.w.Proto = 2
+	c.created = time.Now()
+	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
+	rp := &aofReplayer{s: s, c: c, delay: time.Duration(us) * time.Microsecond}
+	s.ks.Lock.Lock()
+	rp.held = true
+	return rp
+}
+
+func (rp *aofReplayer) done() {
+	if rp.held {
+		rp.s.ks.Lock.Unlock()
+		rp.held = false
+	}
+}
+
+func (rp *aofReplayer) LoadRDB(p []byte) (int, error) {
+	n, err := rp.s.loadRDBData(p, false, rp.yield)
+	if err != nil {
+		rp.s.Warnf("%v", err)
+	}
+	return n, err
+}
+
+// yield lets other goroutines take the keyspace for a moment.
+func (rp *aofReplayer) yield() {
+	if rp.held {
+		rp.s.ks.Lock.Unlock()
+		rp.s.ks.Lock.Lock()
+	}
+}
+
+func (rp *aofReplayer) Known(args [][]byte) bool {
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		return false
+	}
+	if cmd.sub != nil && len(args) >= 2 && cmd.lookupSub(args[1]) == nil {
+		return false
+	}
+	return true
+}
+
+func (rp *aofReplayer) Exec(args [][]byte) {
+	cmd := lookupCommand(args[0])
+	if cmd.sub != nil && len(args) >= 2 {
+		cmd = cmd.lookupSub(args[1])
+	}
+	if (cmd.Arity > 0 && cmd.Arity != len(args)) || len(args) < -cmd.Arity {
+		return // an error reply nobody reads
+	}
+	c := rp.c
+	c.w.Buf = c.w.Buf[:0]
+	c.cur, c.curArgs = cmd, args
+	cmd.Fn(c, args)
+	c.w.Buf = c.w.Buf[:0]
+	c.cur, c.curArgs = nil, nil
+	if rp.delay > 0 {
+		time.Sleep(rp.delay)
+	}
+}
+
+func (rp *aofReplayer) Progress(n int64) {
+	rp.s.loading.loaded.Add(n)
+	rp.yield()
+}
+
+// loadRDB loads an RDB file's contents into the (empty) keyspace, letting
+// other goroutines in every 1024 keys.
 func (s *Server) loadRDB(b []byte) error {
 	s.ks.Lock.Lock()
-	defer s.ks.Lock.Unlock()
-	return s.loadRDBLocked(b, false)
+	yield := func() {
+		s.ks.Lock.Unlock()
+		s.ks.Lock.Lock()
+	}
+	_, err := s.loadRDBData(b, false, yield)
+	s.ks.Lock.Unlock()
+	return err
 }
 
 // loadRDBLocked is loadRDB for a caller holding the exclusive lock. With
 // merge (DEBUG RELOAD MERGE) keys and function libraries in the file
 // replace those already loaded; without it they are an error.
 func (s *Server) loadRDBLocked(b []byte, merge bool) error {
-	p := &s.persist
-	p.loadedKeys.Store(0)
-	p.expiredKeys.Store(0)
+	_, err := s.loadRDBData(b, merge, nil)
+	return err
+}
+
+// loadRDBData loads the RDB image at the start of b and returns its
+// length. yield, when not nil, is called every 1024 keys.
+func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
+	ld := &s.loading
+	ld.loadedKeys.Store(0)
+	ld.expiredKeys.Store(0)
 	now := s.ks.Now()
 	ndb := s.ks.NumDBs()
 	empty := 0
+	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
+	keyDelay := time.Duration(us) * time.Microsecond
+	keys := 0
 	h := &rdb.Handler{
 		Aux: func(k, v []byte) {
 			switch strings.ToLower(string(k)) {
@@ -564,6 +422,7 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 				s.Logf("RDB age %d seconds", max(0, time.Now().Unix()-t))
 			case "used-mem":
 				m, _ := strconv.ParseInt(string(v), 10, 64)
+				ld.usedMem.Store(m)
 				s.Logf("RDB memory usage when created %.2f Mb", float64(m)/(1024*1024))
 			}
 		},
@@ -583,8 +442,14 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 			}
 		},
 		Key: func(r *rdb.Record) error {
+			if keys++; keys%1024 == 0 && yield != nil {
+				yield()
+			}
+			if keyDelay > 0 {
+				time.Sleep(keyDelay)
+			}
 			if r.HasExpire && r.Expire < now {
-				p.expiredKeys.Add(1)
+				ld.expiredKeys.Add(1)
 				return nil
 			}
 			e := s.entryFromRDB(r.Value)
@@ -612,52 +477,135 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 					e.SetLRU(clock - idle)
 				}
 			}
-			p.loadedKeys.Add(1)
+			ld.loadedKeys.Add(1)
+			ld.loaded.Store(int64(len(b))) // whole-file progress is not tracked per key
 			return nil
 		},
 	}
-	if err := rdb.ReadFile(b, s.cfg.Get("rdbchecksum") != "no", h); err != nil {
+	n, err := rdb.ReadPrefix(b, s.cfg.Get("rdbchecksum") != "no", h)
+	if err != nil {
 		var fe *rdb.FileError
 		if errors.As(err, &fe) {
-			return fmt.Errorf("Internal error in RDB reading offset %d: %s\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
+			if errors.Is(err, rdb.ErrChecksum) {
+				return n, fmt.Errorf("Wrong RDB checksum. Aborting now.\nInternal error in RDB reading offset %d: %s (CRC error)\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
+			}
+			return n, fmt.Errorf("Internal error in RDB reading offset %d: %s\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
 		}
-		return err
+		return n, err
 	}
 	if empty > 0 {
-		s.Logf("Done loading RDB, keys loaded: %d, keys expired: %d, empty keys skipped: %d.", p.loadedKeys.Load(), p.expiredKeys.Load(), empty)
+		s.Logf("Done loading RDB, keys loaded: %d, keys expired: %d, empty keys skipped: %d.", ld.loadedKeys.Load(), ld.expiredKeys.Load(), empty)
 	} else {
-		s.Logf("Done loading RDB, keys loaded: %d, keys expired: %d.", p.loadedKeys.Load(), p.expiredKeys.Load())
+		s.Logf("Done loading RDB, keys loaded: %d, keys expired: %d.", ld.loadedKeys.Load(), ld.expiredKeys.Load())
 	}
 	// A freshly loaded dataset is the one on disk.
 	s.ks.MarkSaved()
-	return nil
+	return n, nil
 }
 
-// ---- INFO and SHUTDOWN ----
-
-type persistInfo struct {
-	running, lastOK          bool
-	lastSec, curSec          int64
-	keysDone, keysAll, saves int64
-	loaded, expired          int64
-	forkPerc                 float64
+// debugLoadAOF is DEBUG LOADAOF: the AOF written out, the dataset
+// emptied and loaded back from the files the manifest (read again from
+// disk) lists. A load that fails stops the server, as in Redis.
+func debugLoadAOF(c *Client) {
+	s := c.srv
+	if err := s.pe.ReloadManifest(); err != nil {
+		s.fatalExit()
+		return
+	}
+	s.startLoading(0)
+	var res persist.LoadResult
+	// The loop's other clients are served meanwhile (a stand-in), and
+	// get -LOADING, as Redis processes events while it loads.
+	s.whileHeld(c, 10*time.Millisecond, func() {
+		rp := s.newReplayer()
+		s.flushAllLocked()
+		res = s.pe.Load(rp, func(total int64) { s.loading.total.Store(total) })
+		rp.done()
+	})
+	s.stopLoading()
+	if res.Status != persist.LoadOK && res.Status != persist.LoadEmpty && res.Status != persist.LoadNotExist {
+		s.fatalExit()
+		return
+	}
+	s.ks.MarkSaved()
+	s.Warnf("Append Only File loaded by DEBUG LOADAOF")
+	c.w.OK()
 }
 
-func (s *Server) persistInfo() persistInfo {
-	p := &s.persist
-	p.mu.Lock()
-	pi := persistInfo{running: p.bgRunning, lastOK: p.lastBgOK, lastSec: p.lastBgSec, curSec: -1}
-	if p.bgRunning {
-		pi.curSec = int64(time.Since(p.bgStart).Seconds())
+// flushAllLocked empties every database and the function libraries; the
+// exclusive lock is held.
+func (s *Server) flushAllLocked() {
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		s.ks.DB(i).Flush()
+		s.ks.DB(i).DropScanSnapshots()
 	}
-	p.mu.Unlock()
-	pi.keysDone, pi.keysAll = p.keysDone.Load(), p.keysAll.Load()
-	if pi.running && pi.keysAll > 0 {
-		pi.forkPerc = float64(pi.keysDone) * 100 / float64(pi.keysAll)
+	s.flushFunctions()
+}
+
+// ---- INFO ----
+
+// infoPersistence writes INFO's persistence section.
+func (s *Server) infoPersistence(f func(format string, args ...any)) {
+	pi := s.pe.Info()
+	ld := &s.loading
+	loading := ld.on.Load()
+	f("loading:%d", b2i(loading))
+	f("async_loading:0")
+	f("current_cow_peak:0")
+	f("current_cow_size:0")
+	f("current_cow_size_age:0")
+	f("current_fork_perc:%.2f", pi.ForkPerc)
+	f("current_save_keys_processed:%d", pi.KeysDone)
+	f("current_save_keys_total:%d", pi.KeysAll)
+	f("rdb_changes_since_last_save:%d", s.ks.Dirty())
+	f("rdb_bgsave_in_progress:%d", b2i(pi.BgsaveRunning))
+	f("rdb_last_save_time:%d", s.LastSave())
+	f("rdb_last_bgsave_status:%s", okErr(pi.LastBgsaveOK))
+	f("rdb_last_bgsave_time_sec:%d", pi.LastBgsaveSec)
+	f("rdb_current_bgsave_time_sec:%d", pi.CurBgsaveSec)
+	f("rdb_saves:%d", pi.RDBSaves)
+	f("rdb_last_cow_size:0")
+	f("rdb_last_load_keys_expired:%d", ld.expiredKeys.Load())
+	f("rdb_last_load_keys_loaded:%d", ld.loadedKeys.Load())
+	f("aof_enabled:%d", b2i(pi.AOFEnabled))
+	f("aof_rewrite_in_progress:%d", b2i(pi.RewriteRunning))
+	f("aof_rewrite_scheduled:%d", b2i(pi.RewriteScheduled))
+	f("aof_last_rewrite_time_sec:%d", pi.LastRewriteSec)
+	f("aof_current_rewrite_time_sec:%d", pi.CurRewriteSec)
+	f("aof_last_bgrewrite_status:%s", okErr(pi.LastRewriteOK))
+	f("aof_rewrites:%d", pi.Rewrites)
+	f("aof_rewrites_consecutive_failures:%d", pi.RewriteFailures)
+	f("aof_last_write_status:%s", okErr(pi.LastWriteOK))
+	f("aof_last_cow_size:0")
+	f("module_fork_in_progress:0")
+	f("module_fork_last_cow_size:0")
+	if s.cfg.Get("appendonly") == "yes" {
+		f("aof_current_size:%d", pi.CurrentSize)
+		f("aof_base_size:%d", pi.BaseSize)
+		f("aof_pending_rewrite:%d", b2i(pi.RewriteScheduled))
+		f("aof_buffer_length:%d", pi.BufferLength)
+		f("aof_pending_bio_fsync:%d", pi.PendingBioFsync)
+		f("aof_delayed_fsync:%d", pi.DelayedFsync)
 	}
-	pi.saves = p.saves.Load()
-	pi.loaded, pi.expired = p.loadedKeys.Load(), p.expiredKeys.Load()
-	return pi
+	if loading {
+		total, loaded := ld.total.Load(), ld.loaded.Load()
+		perc, remaining := 0.0, int64(1)
+		if total > 0 {
+			perc = float64(loaded) / float64(total) * 100
+			remaining = total - loaded
+		}
+		elapsed := time.Now().Unix() - ld.start.Load()
+		eta := int64(1)
+		if elapsed > 0 {
+			eta = elapsed * remaining / (loaded + 1)
+		}
+		f("loading_start_time:%d", ld.start.Load())
+		f("loading_total_bytes:%d", total)
+		f("loading_rdb_used_mem:%d", ld.usedMem.Load())
+		f("loading_loaded_bytes:%d", loaded)
+		f("loading_loaded_perc:%.2f", perc)
+		f("loading_eta_seconds:%d", eta)
+	}
 }
 
 func b2i(b bool) int {
@@ -674,15 +622,31 @@ func okErr(ok bool) string {
 	return "err"
 }
 
-// shutdownSave is the save before SHUTDOWN: a running BGSAVE is aborted,
-// then the dataset is saved synchronously.
-func (s *Server) shutdownSave() error {
+// ---- SHUTDOWN ----
+
+// shutdownSave is the persistence step of SHUTDOWN: children are killed
+// (an initial AOF being written refuses, unless force), the AOF is
+// fsynced, and the dataset saved when save is set.
+func (s *Server) shutdownSave(save, force bool) error {
 	if s.lua.busySince.Load() != 0 {
 		return errors.New("a script is running")
 	}
-	s.killBgsave()
+	if err := s.pe.Shutdown(force); err != nil {
+		return err
+	}
+	if !save {
+		return nil
+	}
 	s.Logf("Saving the final RDB snapshot before exiting.")
-	return s.Save()
+	if err := s.Save(); err != nil {
+		if force {
+			s.Warnf("Error trying to save the DB. Exit anyway.")
+			return nil
+		}
+		s.Warnf("Error trying to save the DB, can't exit.")
+		return err
+	}
+	return nil
 }
 
 // PrepareShutdown runs what a signal's shutdown does before the server
@@ -695,27 +659,15 @@ func (s *Server) PrepareShutdown(sig string) error {
 	save := strings.Contains(flags, " save ")
 	nosave := strings.Contains(flags, " nosave ")
 	force := strings.Contains(flags, " force ")
-	if nosave || !save && len(s.saveParams()) == 0 {
-		s.killBgsave()
-		return nil
-	}
-	if err := s.shutdownSave(); err != nil {
-		if force {
-			s.Warnf("Error trying to save the DB. Exit anyway.")
-			return nil
-		}
-		s.Warnf("Error trying to save the DB, can't exit.")
-		return err
-	}
-	return nil
+	return s.shutdownSave(save || !nosave && len(strings.Fields(s.cfg.Get("save"))) > 0, force)
 }
 
 // flushAllSave is FLUSHALL's persistence step (the exclusive lock is
 // held): a running BGSAVE is aborted, and with save points configured the
 // now empty dataset is saved, as Redis does.
 func (s *Server) flushAllSave() {
-	s.killBgsave()
-	if len(s.saveParams()) > 0 {
+	s.pe.KillRDBChild()
+	if len(strings.Fields(s.cfg.Get("save"))) > 0 {
 		s.saveLocked()
 	}
 }

@@ -48,8 +48,8 @@ func benchSnapshot(b *testing.B, s *Server, keys int64) {
 		s.ks.Lock.Lock()
 		snap := s.takeSnapshot()
 		s.ks.Lock.Unlock()
-		if snap.keys != keys {
-			b.Fatal(snap.keys)
+		if snap.meta.Keys != keys {
+			b.Fatal(snap.meta.Keys)
 		}
 	}
 }

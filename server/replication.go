@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/binary"
 	"net"
 	"strconv"
 	"strings"
@@ -10,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicedb/sluice/rdb"
+	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -33,7 +31,7 @@ import (
 
 // replState flags.
 const (
-	replFeed     = 1 << iota // a backlog exists: write commands feed the stream
+	replFeed     = 1 << iota // the effects stream has a consumer (a backlog, the AOF): write commands emit
 	replReadOnly             // this server is a replica: normal clients may not write
 )
 
@@ -58,6 +56,7 @@ type replState struct {
 	conf     sync.Map     // *Client -> *replconfInfo: what REPLCONF said before SYNC
 
 	link *replLink // replica side (replica.go), nil when a master
+	srv  *Server
 }
 
 // replicaConn is a replica attached to this server.
@@ -71,15 +70,6 @@ type replicaConn struct {
 	ackOff  atomic.Int64
 	ackTime atomic.Int64 // unix ms of the last REPLCONF ACK
 }
-
-// replPending is a client's propagation gathered during a transaction
-// or script.
-type replPending struct {
-	buf []byte
-	ops []pendOp
-}
-
-type pendOp struct{ dbi, start, end int }
 
 type waitReq struct {
 	c      *Client
@@ -103,6 +93,7 @@ func init() {
 // wireReplication sets up the replication state when the server is made.
 func (s *Server) wireReplication() {
 	r := &s.repl
+	r.srv = s
 	r.replid = randomHex(40)
 	r.replid2 = strings.Repeat("0", 40)
 	r.offset2 = -1
@@ -198,7 +189,7 @@ func (r *replState) goodReplicas(lag int64) int64 {
 func (r *replState) freeBacklogLocked() {
 	r.ring = nil
 	r.ringPos, r.histlen = 0, 0
-	r.flags.And(^uint32(replFeed))
+	r.srv.updateEffectsLocked()
 }
 
 // createBacklogLocked makes the backlog if there is none.
@@ -213,7 +204,7 @@ func (r *replState) createBacklogLocked(s *Server) {
 	r.ring = make([]byte, size)
 	r.ringPos, r.histlen = 0, 0
 	r.curDB = -1
-	r.flags.Or(replFeed)
+	s.updateEffectsLocked()
 }
 
 // appendCmd encodes args as a RESP array.
@@ -282,468 +273,15 @@ func (r *replState) feedLocked(dbi int, args [][]byte) {
 	r.writeLocked(r.buf)
 }
 
-// feedOps feeds the commands of one call, wrapped in MULTI/EXEC when there
-// are several.
-func (s *Server) feedOps(dbi int, ops [][][]byte) {
-	r := &s.repl
-	r.mu.Lock()
-	if len(ops) > 1 {
-		r.feedLocked(dbi, bargs("MULTI"))
-	}
-	for _, op := range ops {
-		r.feedLocked(dbi, op)
-	}
-	if len(ops) > 1 {
-		r.feedLocked(dbi, bargs("EXEC"))
-	}
-	r.mu.Unlock()
-}
-
-// replFeedDel feeds the removal of an expired or evicted key: UNLINK when
-// the lazyfree directive named is on, else DEL.
-func (s *Server) replFeedDel(dbi int, key []byte, lazyDirective string) {
-	if s.replLink() != nil {
-		return // a replica's keys go when its master says so
-	}
-	cmd := "DEL"
-	if s.cfg.Get(lazyDirective) == "yes" {
-		cmd = "UNLINK"
-	}
-	s.feedOps(dbi, [][][]byte{{[]byte(cmd), key}})
-}
-
-// replFlush feeds what c gathered during a transaction or script, while
-// its locks are still held.
-func (s *Server) replFlush(c *Client) {
-	s.flushPending(c.rpend, c)
-}
-
-func (s *Server) flushPending(p *replPending, owner *Client) {
-	if p == nil || len(p.ops) == 0 {
-		return
-	}
-	r := &s.repl
-	r.mu.Lock()
-	n := len(p.ops)
-	if n > 1 {
-		r.feedLocked(p.ops[0].dbi, bargs("MULTI"))
-	}
-	for _, op := range p.ops {
-		r.selectLocked(op.dbi)
-		r.writeLocked(p.buf[op.start:op.end])
-	}
-	if n > 1 {
-		r.feedLocked(-1, bargs("EXEC"))
-	}
-	owner.woff = r.offset
-	r.mu.Unlock()
-	p.ops = p.ops[:0]
-	p.buf = p.buf[:0]
-}
-
-func (c *Client) pend(dbi int, ops [][][]byte) {
-	if c.rpend == nil {
-		c.rpend = &replPending{}
-	}
-	p := c.rpend
-	for _, op := range ops {
-		start := len(p.buf)
-		p.buf = appendCmd(p.buf, op)
-		p.ops = append(p.ops, pendOp{dbi: dbi, start: start, end: len(p.buf)})
-	}
-}
-
-// dirtyOf sums the change counters of the shards of a command's keys.
-func dirtyOf(db *store.DB, args [][]byte, keys []int) uint64 {
-	var n uint64
-	for _, p := range keys {
-		if p < len(args) {
-			n += db.ShardChanges(store.ShardOf(args[p]))
-		}
-	}
-	return n
-}
-
-// replRun runs cmd and feeds the replication stream with what it changed.
-func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
-	flags := s.repl.flags.Load()
-	if flags&replReadOnly != 0 && c.fromScript && cmd.flags&flagWrite != 0 {
-		// A script's write on a read-only replica (scriptVerifyWriteCommandAllow).
-		if caller := s.lua.run.caller; (caller == nil || !caller.replMaster) && s.cfg.Get("replica-read-only") == "yes" {
-			c.w.Error("READONLY You can't write against a read only replica.")
-			return
-		}
-	}
-	if flags&replFeed == 0 {
-		cmd.Fn(c, args)
-		return
-	}
-	nested := c.inExec || c.fromScript
-	switch cmd.Name {
-	case "exec":
-		cmd.Fn(c, args) // execLocked feeds what the transaction did
-		return
-	case "eval", "evalsha", "fcall", "eval_ro", "evalsha_ro", "fcall_ro":
-		cmd.Fn(c, args)
-		if pc := s.lua.pc; pc != nil && pc.rpend != nil && len(pc.rpend.ops) > 0 {
-			if nested {
-				p := pc.rpend
-				for _, op := range p.ops {
-					if c.rpend == nil {
-						c.rpend = &replPending{}
-					}
-					start := len(c.rpend.buf)
-					c.rpend.buf = append(c.rpend.buf, p.buf[op.start:op.end]...)
-					c.rpend.ops = append(c.rpend.ops, pendOp{dbi: op.dbi, start: start, end: len(c.rpend.buf)})
-				}
-				p.ops, p.buf = p.ops[:0], p.buf[:0]
-			} else {
-				s.flushPending(pc.rpend, c)
-			}
-		}
-		return
-	}
-	write := cmd.flags&flagWrite != 0
-	if !write && !hasFlag(cmd, "may_replicate") {
-		cmd.Fn(c, args)
-		return
-	}
-	dbi := c.dbi
-	db := c.DB()
-	var kp [8]int
-	keys := cmd.keyPositions(args, kp[:0])
-	before := dirtyOf(db, args, keys)
-	errs := c.w.Errors
-	mark := len(c.w.Buf)
-	cmd.Fn(c, args)
-	changed := len(keys) > 0 && dirtyOf(db, args, keys) != before
-	if !changed {
-		switch cmd.Name {
-		case "publish", "spublish", "copy", "move", "swapdb", "flushall", "flushdb":
-			changed = c.w.Errors == errs
-		default:
-			changed = len(keys) == 0 && write && c.w.Errors == errs
-		}
-	}
-	if !changed {
-		return
-	}
-	var reply []byte
-	if mark <= len(c.w.Buf) {
-		reply = c.w.Buf[mark:]
-	}
-	ops := s.rewriteForRepl(db, cmd, args, reply)
-	if len(ops) == 0 {
-		return
-	}
-	if nested {
-		c.pend(dbi, ops)
-		return
-	}
-	s.feedOps(dbi, ops)
-	s.repl.mu.Lock()
-	c.woff = s.repl.offset
-	s.repl.mu.Unlock()
-}
-
-// delOrUnlink is DEL, or UNLINK when the lazyfree directive is on.
-func (s *Server) delOrUnlink(directive string) []byte {
-	if s.cfg.Get(directive) == "yes" {
-		return []byte("UNLINK")
-	}
-	return []byte("DEL")
-}
-
-// rewriteForRepl returns the commands that replicate cmd (Redis's
-// rewriteClientCommandVector/alsoPropagate cases).
-func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply []byte) [][][]byte {
-	ms := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
-	expireOf := func(key []byte) (int64, bool) {
-		e := db.Peek(key)
-		if e == nil {
-			return 0, false
-		}
-		return db.ExpireOf(key, e), true
-	}
-	switch cmd.Name {
-	case "expire", "pexpire", "expireat", "pexpireat":
-		key := args[1]
-		exp, ok := expireOf(key)
-		if !ok {
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
-		}
-		if exp == 0 {
-			return [][][]byte{args}
-		}
-		out := [][]byte{[]byte("PEXPIREAT"), key, ms(exp)}
-		return [][][]byte{append(out, args[3:]...)}
-	case "setex", "psetex":
-		key := args[1]
-		if exp, ok := expireOf(key); ok && exp != 0 {
-			return [][][]byte{{[]byte("SET"), key, args[3], []byte("PXAT"), ms(exp)}}
-		}
-		return [][][]byte{args}
-	case "set":
-		rel := false
-		for i := 3; i < len(args); i++ {
-			if eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") {
-				rel = true
-			}
-		}
-		if !rel {
-			return [][][]byte{args}
-		}
-		key := args[1]
-		out := [][]byte{[]byte("SET"), key, args[2]}
-		for i := 3; i < len(args); i++ {
-			if eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") || eq(args[i], "pxat") {
-				i++
-				continue
-			}
-			out = append(out, args[i])
-		}
-		if exp, ok := expireOf(key); ok && exp != 0 {
-			out = append(out, []byte("PXAT"), ms(exp))
-		} else if !ok {
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
-		}
-		return [][][]byte{out}
-	case "getex":
-		key := args[1]
-		exp, ok := expireOf(key)
-		switch {
-		case !ok:
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
-		case exp != 0:
-			return [][][]byte{{[]byte("PEXPIREAT"), key, ms(exp)}}
-		default:
-			return [][][]byte{{[]byte("PERSIST"), key}}
-		}
-	case "incrbyfloat":
-		if v, ok := replyBulk(reply); ok {
-			return [][][]byte{{[]byte("SET"), args[1], v, []byte("KEEPTTL")}}
-		}
-	case "hincrbyfloat":
-		if v, ok := replyBulk(reply); ok {
-			return [][][]byte{{[]byte("HSET"), args[1], args[2], v}}
-		}
-	case "spop":
-		key := args[1]
-		var members [][]byte
-		if len(args) == 2 {
-			if v, ok := replyBulk(reply); ok {
-				members = [][]byte{v}
-			}
-		} else if v, ok := parseReply(reply); ok {
-			if arr, ok := v.([]any); ok {
-				for _, x := range arr {
-					if b, ok := x.([]byte); ok {
-						members = append(members, b)
-					}
-				}
-			}
-		}
-		if len(members) == 0 {
-			return nil
-		}
-		if len(args) > 2 && db.Peek(key) == nil {
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-server-del"), key}}
-		}
-		var ops [][][]byte
-		for len(members) > 0 {
-			n := min(len(members), 1024)
-			op := [][]byte{[]byte("SREM"), key}
-			ops = append(ops, append(op, members[:n]...))
-			members = members[n:]
-		}
-		return ops
-	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush":
-		return blockingAsPlain(cmd.Name, args, reply)
-	case "eval", "evalsha", "fcall":
-		return nil
-	}
-	return [][][]byte{args}
-}
-
-// blockingAsPlain is a blocking pop replicated as the plain command that
-// did what it did, from its reply.
-func blockingAsPlain(name string, args [][]byte, reply []byte) [][][]byte {
-	switch name {
-	case "blmove":
-		return [][][]byte{{[]byte("LMOVE"), args[1], args[2], args[3], args[4]}}
-	case "brpoplpush":
-		return [][][]byte{{[]byte("RPOPLPUSH"), args[1], args[2]}}
-	}
-	v, ok := parseReply(reply)
-	if !ok {
-		return nil
-	}
-	arr, ok := v.([]any)
-	if !ok || len(arr) < 2 {
-		return nil
-	}
-	key, ok := arr[0].([]byte)
-	if !ok {
-		return nil
-	}
-	count := func() []byte {
-		if inner, ok := arr[1].([]any); ok {
-			return strconv.AppendInt(nil, int64(len(inner)), 10)
-		}
-		return []byte("1")
-	}
-	dirArg := func(a, b string) string {
-		for _, x := range args {
-			if eq(x, b) {
-				return b
-			}
-		}
-		return a
-	}
-	switch name {
-	case "blpop":
-		return [][][]byte{{[]byte("LPOP"), key}}
-	case "brpop":
-		return [][][]byte{{[]byte("RPOP"), key}}
-	case "bzpopmin":
-		return [][][]byte{{[]byte("ZPOPMIN"), key}}
-	case "bzpopmax":
-		return [][][]byte{{[]byte("ZPOPMAX"), key}}
-	case "blmpop":
-		cmd := "LPOP"
-		if dirArg("left", "right") == "right" {
-			cmd = "RPOP"
-		}
-		return [][][]byte{{[]byte(cmd), key, count()}}
-	case "bzmpop":
-		cmd := "ZPOPMIN"
-		if dirArg("min", "max") == "max" {
-			cmd = "ZPOPMAX"
-		}
-		return [][][]byte{{[]byte(cmd), key, count()}}
-	}
-	return nil
-}
-
-// replServed feeds the pop a blocked client was served (serveReadyKeys,
-// keyspace held exclusively).
-func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte) {
-	if w.cmd == nil {
-		return
-	}
-	var ops [][][]byte
-	switch w.cmd.Name {
-	case "blmove", "brpoplpush":
-		if len(w.args) >= 3 {
-			args := append([][]byte{w.args[0], key}, w.args[2:]...)
-			ops = blockingAsPlain(w.cmd.Name, args, reply)
-		}
-	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
-		ops = blockingAsPlain(w.cmd.Name, w.args, reply)
-	default:
-		ops = [][][]byte{w.args} // XREADGROUP and the like: as they came
-	}
-	if len(ops) > 0 {
-		s.feedOps(db.ID, ops)
-	}
-}
-
-// replyBulk returns the value of a bulk string reply.
-func replyBulk(b []byte) ([]byte, bool) {
-	v, ok := parseReply(b)
-	if !ok {
-		return nil, false
-	}
-	bs, ok := v.([]byte)
-	return bs, ok
-}
-
-// parseReply decodes one RESP2/RESP3 reply: []byte for strings, []any for
-// aggregates, int64, nil.
-func parseReply(b []byte) (any, bool) {
-	v, _, ok := parseReplyAt(b)
-	return v, ok
-}
-
-func parseReplyAt(b []byte) (any, []byte, bool) {
-	nl := bytes.Index(b, []byte("\r\n"))
-	if len(b) == 0 || nl < 0 {
-		return nil, nil, false
-	}
-	line, rest := b[1:nl], b[nl+2:]
-	switch b[0] {
-	case '+', '-', ',', '(', '#':
-		return line, rest, true
-	case ':':
-		n, _ := strconv.ParseInt(string(line), 10, 64)
-		return n, rest, true
-	case '_':
-		return nil, rest, true
-	case '$', '=':
-		n, err := strconv.Atoi(string(line))
-		if err != nil {
-			return nil, nil, false
-		}
-		if n < 0 {
-			return nil, rest, true
-		}
-		if len(rest) < n+2 {
-			return nil, nil, false
-		}
-		return rest[:n], rest[n+2:], true
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(string(line))
-		if err != nil {
-			return nil, nil, false
-		}
-		if n < 0 {
-			return nil, rest, true
-		}
-		if b[0] == '%' || b[0] == '|' {
-			n *= 2
-		}
-		arr := make([]any, 0, n)
-		for i := 0; i < n; i++ {
-			var v any
-			var ok bool
-			v, rest, ok = parseReplyAt(rest)
-			if !ok {
-				return nil, nil, false
-			}
-			arr = append(arr, v)
-		}
-		return arr, rest, true
-	}
-	return nil, nil, false
-}
-
 // encodeRDB encodes a snapshot as an RDB file's bytes (the full sync
-// payload), as writeSnapshot writes it.
-func (s *Server) encodeRDB(snap *snapshot) []byte {
-	b := rdb.AppendHeader(nil)
-	b = rdb.AppendAux(b, "redis-ver", Version)
-	b = rdb.AppendAuxInt(b, "redis-bits", 64)
-	b = rdb.AppendAuxInt(b, "ctime", snap.ctime)
-	b = rdb.AppendAuxInt(b, "used-mem", int64(snap.usedMem))
-	b = rdb.AppendAux(b, "repl-stream-db", "0")
-	b = rdb.AppendAux(b, "repl-id", s.repl.replid)
-	b = rdb.AppendAuxInt(b, "repl-offset", 0)
-	b = rdb.AppendAuxInt(b, "aof-base", 0)
-	for _, code := range snap.funcs {
-		b = rdb.AppendFunction(b, []byte(code))
-	}
-	for _, ds := range snap.dbs {
-		b = rdb.AppendSelectDB(b, ds.id, ds.size, ds.expires)
-		for _, ch := range ds.chunks {
-			b = append(b, ch.buf...)
-		}
-	}
-	b = append(b, rdb.OpEOF)
-	crc := rdb.CRC64(0, b)
-	if s.cfg.Get("rdbchecksum") == "no" {
-		crc = 0
-	}
-	return binary.LittleEndian.AppendUint64(b, crc)
+// payload).
+func (s *Server) encodeRDB(img persist.Image) []byte {
+	defer img.Release()
+	return persist.EncodeRDB(img, persist.RDBOptions{
+		Version:  Version,
+		Checksum: s.cfg.Get("rdbchecksum") != "no",
+		Repl:     &persist.ReplAux{StreamDB: 0, ID: s.repl.replid, Offset: 0},
+	})
 }
 
 // replicaOf returns the replica record of client c, or nil.
@@ -815,7 +353,7 @@ func syncCommand(c *Client, args [][]byte) {
 	}
 	r.createBacklogLocked(s)
 	r.mu.Unlock()
-	snap := s.takeSnapshot()
+	snap := s.snapshotImageLocked(nil)
 	r.mu.Lock()
 	off := r.offset
 	r.curDB = -1

@@ -157,6 +157,11 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 	if cmd.flags&flagWrite != 0 && run.caller != nil && srv.readOnlyReplicaFor(run.caller) {
 		return "READONLY You can't write against a read only replica." // scriptVerifyWriteCommandAllow
 	}
+	if cmd.flags&flagWrite != 0 && srv.gate.Load()&gateDisk != 0 && (run.caller == nil || !run.caller.replMaster) {
+		if msg := srv.pe.WriteDenied(); msg != "" {
+			return msg // scriptVerifyWriteCommandAllow
+		}
+	}
 	if cmd.flags&flagWrite != 0 && srv.replicasMissing() {
 		return errNoReplicas // scriptVerifyWriteCommandAllow
 	}
@@ -251,6 +256,12 @@ func (st *scriptingState) checkFlags(c *Client, flags lua.Flags, ro bool) bool {
 		// read-only replica check before it runs.
 		c.w.Error("READONLY You can't write against a read only replica.")
 		return false
+	}
+	if flags&lua.NoWrites == 0 && !c.replMaster && c.srv.gate.Load()&gateDisk != 0 {
+		if msg := c.srv.pe.ScriptDenied(); msg != "" {
+			c.w.Error(msg)
+			return false
+		}
 	}
 	if flags&lua.NoWrites == 0 && c.srv.replicasMissing() {
 		c.w.Error(errNoReplicas)
@@ -438,3 +449,34 @@ func (s *Server) abortScripts() {
 
 // cachedScripts is the number of scripts in the EVAL cache (INFO memory).
 func (s *Server) cachedScripts() int { return s.lua.eng.NumScripts() }
+
+// slowScriptCheck logs a script that runs past busy-reply-threshold, once
+// per run, as Redis's scriptInterrupt does (the server's cron calls it).
+func (s *Server) slowScriptCheck() {
+	st := &s.lua
+	since := st.busySince.Load()
+	threshold := s.cfg.busyThreshold.Load()
+	if since == 0 || since == s.slowLogged || threshold <= 0 {
+		return
+	}
+	elapsed := (nanotime() - since) / 1e6
+	if elapsed < threshold {
+		return
+	}
+	st.mu.Lock()
+	run := st.running.Load()
+	name, eval := "", true
+	if run != nil {
+		name, eval = run.name, run.eval
+	}
+	st.mu.Unlock()
+	if run == nil {
+		return
+	}
+	s.slowLogged = since
+	kill := "FUNCTION KILL"
+	if eval {
+		kill = "SCRIPT KILL"
+	}
+	s.Warnf("Slow script detected: still in execution after %d milliseconds. You can try killing the script using the %s command. Script name is: %s.", elapsed, kill, name)
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -88,14 +89,23 @@ type Server struct {
 	// to it as on timeout (or with an UNBLOCKED error); false if it could
 	// not.
 	unblockHook func(c *Client, withError bool) bool
-	// saveHook saves the dataset for SHUTDOWN SAVE (nil: no persistence).
-	saveHook func() error
-
-	lastSave   atomic.Int64 // unix seconds of the last successful save (LASTSAVE)
-	persist    persistState // RDB saving and loading (persist.go)
-	slowlog    slowLog
-	errStatsMu sync.Mutex
-	errStats   map[string]int64 // error replies by code (INFO errorstats)
+	lastSave    atomic.Int64    // unix seconds of the last successful save (LASTSAVE)
+	pe          *persist.Engine // RDB files, the AOF, background saves (persist.go)
+	loading     loadState       // a dataset being loaded (INFO loading fields)
+	// gate is non-zero while commands may be refused before they run:
+	// the dataset is loading, or writes are refused for a disk error.
+	gate atomic.Uint32
+	// execDepth counts transactions running (a BGSAVE or rewrite asked
+	// for inside one is scheduled).
+	execDepth atomic.Int32
+	// exitOnFatal: the process exits when persistence cannot keep its
+	// promises (sluice-server); an embedded server panics instead.
+	exitOnFatal bool
+	fx          effectsState // the stream of write effects (effects.go)
+	slowLogged  int64        // the script start slowScriptCheck last logged (cron only)
+	slowlog     slowLog
+	errStatsMu  sync.Mutex
+	errStats    map[string]int64 // error replies by code (INFO errorstats)
 	// pubsubCounts returns the server's channels, patterns and shard
 	// channels with subscribers (INFO stats), set by pub/sub.
 	pubsubCounts func() (channels, patterns, shardChannels int)
@@ -141,8 +151,6 @@ func New(cfg *Config) *Server {
 	s.SetLogWriter(os.Stderr)
 	cfg.listenHook = s.applyListen
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
-	s.persist.lastBgOK, s.persist.lastBgSec = true, -1
-	s.saveHook = s.shutdownSave
 	s.ks = store.New(dbs, nloops+1)
 	s.avgTTL = make([]atomic.Int64, dbs)
 	s.wireWatches()
@@ -153,6 +161,7 @@ func New(cfg *Config) *Server {
 	s.wireReplication()
 	s.wireTLS()
 	s.wireScripting()
+	s.wirePersistence()
 	s.goSlot = nloops
 	s.stats = make([]slotStats, nloops+1)
 	for i := range s.stats {
@@ -325,7 +334,9 @@ func (s *Server) cron() {
 		s.trackingBroadcast(nil)
 		s.trackingLimitKeys()
 		s.updateAvgTTL()
-		s.persistCron()
+		s.pe.Cron()
+		s.gateUpdate()
+		s.slowScriptCheck()
 		s.migrate.expire(time.Now())
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {

@@ -17,7 +17,7 @@ const (
 // ExpireCycle runs one active expiry pass with the given time budget and
 // returns how many keys it removed. slot is the BigLock reader slot to use.
 func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
-	if ks.ExpiryPaused.Load() {
+	if ks.ExpiryPaused.Load() || ks.Loading.Load() {
 		return 0
 	}
 	start := time.Now()

@@ -60,7 +60,11 @@ type Keyspace struct {
 	// (CLIENT PAUSE): expired keys read as absent but are not removed,
 	// and active expiry does nothing, until it is cleared.
 	ExpiryPaused atomic.Bool
-	lfu          lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
+	// Loading keeps every key live while a dataset is replayed (an AOF
+	// can set an expiry in the past and then write the key again, as
+	// Redis's keyIsExpired ignores expiries while loading).
+	Loading atomic.Bool
+	lfu     lfuState // LFU tracking (an LFU maxmemory policy), see evict.go
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 	clock      Clock         // see Clock
@@ -125,7 +129,7 @@ func (db *DB) UnlockShard(i int) { db.shards[i].mu.Unlock() }
 func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
 
 func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
-	if !e.vol || s.vol[string(key)] > now {
+	if !e.vol || s.vol[string(key)] > now || db.ks.Loading.Load() {
 		return false
 	}
 	if db.ks.ExpiryPaused.Load() {

@@ -73,20 +73,16 @@ func run(argv []string) int {
 	} else {
 		srv.Warnf("Configuration loaded")
 	}
-	if cfg.Get("appendonly") == "yes" {
-		srv.Warnf("WARNING: appendonly yes is accepted for compatibility, but Sluice writes no append-only file: persistence is RDB snapshots only (save points, SAVE, BGSAVE).")
-	}
-	// With persistence configured (save points, or dir or dbfilename
-	// given), the snapshot in dir/dbfilename, if there is one, is loaded
-	// before clients are served, as redis-server does; a corrupt one stops
-	// start-up. A plain sluice-server keeps to memory: it never reads a
-	// dump.rdb it happens to find in its working directory.
-	if cfg.Get("save") != "" || cfg.Given("dir") || cfg.Given("dbfilename") {
-		if err := srv.LoadDataFile(); err != nil {
-			srv.Warnf("%v", err)
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	// With persistence configured (save points, dir or dbfilename given,
+	// or appendonly yes), the dataset on disk (the AOF with appendonly
+	// yes, else dir/dbfilename) is loaded once the server listens, clients
+	// getting -LOADING meanwhile, as redis-server does; a file that cannot
+	// be loaded stops start-up. A plain sluice-server keeps to memory: it
+	// never reads a dump.rdb it happens to find in its working directory.
+	persistent := cfg.Get("save") != "" || cfg.Given("dir") || cfg.Given("dbfilename") || cfg.Get("appendonly") == "yes"
+	srv.ExitOnFatal()
+	if persistent {
+		srv.BeginLoading()
 	}
 	done := make(chan struct{})
 	srv.OnShutdown(func() { close(done) })
@@ -122,6 +118,15 @@ func run(argv []string) int {
 		srv.Logf("Running mode=standalone, port=%s.", port)
 	}
 	srv.Warnf("Server initialized")
+	if persistent {
+		if err := srv.LoadDataFile(); err != nil {
+			if !server.IsLoadFailed(err) {
+				srv.Warnf("%v", err)
+			}
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	srv.Logf("Ready to accept connections")
 	srv.Verbosef("Listening on %v", srv.Addrs())
 	sig := make(chan os.Signal, 1)

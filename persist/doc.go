@@ -1,0 +1,12 @@
+// Package persist holds Sluice's durability: the append-only file in Redis
+// 7.0's multi-part layout (a manifest, one base file in RDB or AOF form,
+// incremental files, history kept until cleaned up), its fsync policies
+// and group commit, the rewrite that replaces the base, the loader that
+// replays the files at start-up, and RDB files written through a child
+// process as Redis's forked saves are.
+//
+// The package knows files and formats, not the keyspace: the server hands
+// it the effects of write commands (Feed), images of the dataset as RDB
+// records (Image), and a way to run commands and load RDB files when the
+// files are replayed (Loader).
+package persist

@@ -1,0 +1,610 @@
+package server
+
+import (
+	"bytes"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/store"
+)
+
+// The effects stream: what write commands did, in the order they did it,
+// as the commands that redo it (Redis's propagate()). It has two
+// consumers: the replication backlog and the replicas (replication.go),
+// and the AOF (package persist). Both get the same commands from the same
+// place, so an AOF replays exactly what a replica applies.
+//
+// A write command emits its effects while it still holds the locks of its
+// keys (Client.run), so the stream carries each key's changes in the
+// order they were made. What a command emits is decided by the
+// keyspace's change counters: a command that changed the shards of its
+// keys emits, rewritten where Redis rewrites it (relative expiries as
+// absolute ones, SPOP as SREM, INCRBYFLOAT as SET, blocking pops as
+// their plain forms...). The commands run by a transaction or a script
+// are gathered on the client and emitted at its end, wrapped in
+// MULTI/EXEC when there are several. Expired and evicted keys are emitted
+// as DEL (or UNLINK). PUBLISH goes to replicas only, as in Redis. Nothing
+// is emitted while a dataset loads.
+//
+// The stream's lock is the replication state's mutex (repl.mu): holding
+// it, a command's effects go to both consumers whole.
+
+// effectsState is the stream's own state.
+type effectsState struct {
+	buf []byte      // encoding scratch, under repl.mu
+	aof atomic.Bool // the AOF is on: replies wait for its commits
+}
+
+// effectsPending reports whether effects were fed to the AOF that are not
+// yet written (or fsynced, as appendfsync says).
+func (s *Server) effectsPending() bool {
+	return s.fx.aof.Load() && s.pe.Pending()
+}
+
+// commitIfPending writes (and fsyncs) the AOF, as appendfsync says,
+// before replies go out.
+func (s *Server) commitIfPending() {
+	if s.fx.aof.Load() && s.pe.Pending() {
+		s.pe.Commit()
+	}
+}
+
+// updateEffects turns the stream on when it has a consumer (a backlog, or
+// the AOF) and off when it has none.
+func (s *Server) updateEffects() {
+	r := &s.repl
+	r.mu.Lock()
+	s.updateEffectsLocked()
+	r.mu.Unlock()
+}
+
+func (s *Server) updateEffectsLocked() {
+	aof := s.pe != nil && s.pe.AOFState() != persist.AOFOff
+	s.fx.aof.Store(aof)
+	if s.repl.ring != nil || aof {
+		s.repl.flags.Or(replFeed)
+	} else {
+		s.repl.flags.And(^uint32(replFeed))
+	}
+}
+
+// emitLocked sends one command run in database dbi (-1: no SELECT) to the
+// consumers; toAOF false: replicas only. repl.mu is held.
+func (s *Server) emitLocked(dbi int, args [][]byte, toAOF bool) {
+	fx := &s.fx
+	fx.buf = appendCmd(fx.buf[:0], args)
+	s.emitRawLocked(dbi, fx.buf, toAOF)
+}
+
+// emitRawLocked is emitLocked for a command already encoded.
+func (s *Server) emitRawLocked(dbi int, cmd []byte, toAOF bool) {
+	if toAOF {
+		s.pe.Feed(dbi, cmd)
+	}
+	r := &s.repl
+	if r.ring != nil {
+		r.selectLocked(dbi)
+		r.writeLocked(cmd)
+	}
+}
+
+var (
+	multiArgs = bargs("MULTI")
+	execArgs  = bargs("EXEC")
+)
+
+// feedOps emits the commands of one call, wrapped in MULTI/EXEC when there
+// are several.
+func (s *Server) feedOps(dbi int, ops [][][]byte) {
+	s.feedOpsTo(dbi, ops, true)
+}
+
+func (s *Server) feedOpsTo(dbi int, ops [][][]byte, toAOF bool) {
+	if s.loading.on.Load() {
+		return
+	}
+	r := &s.repl
+	r.mu.Lock()
+	if len(ops) > 1 {
+		s.emitLocked(dbi, multiArgs, toAOF)
+	}
+	for _, op := range ops {
+		s.emitLocked(dbi, op, toAOF)
+	}
+	if len(ops) > 1 {
+		s.emitLocked(-1, execArgs, toAOF)
+	}
+	r.mu.Unlock()
+}
+
+// feedOne emits a single command and records the stream's offset as the
+// client's last write (WAIT).
+func (s *Server) feedOne(c *Client, dbi int, args [][]byte, toAOF bool) {
+	if s.loading.on.Load() {
+		return
+	}
+	r := &s.repl
+	r.mu.Lock()
+	s.emitLocked(dbi, args, toAOF)
+	c.woff = r.offset
+	r.mu.Unlock()
+}
+
+// replPending is a client's propagation gathered during a transaction
+// or script.
+type replPending struct {
+	buf []byte
+	ops []pendOp
+}
+
+type pendOp struct {
+	dbi, start, end int
+	noAOF           bool // replicas only (PUBLISH)
+}
+
+// replFeedDel feeds the removal of an expired or evicted key: UNLINK when
+// the lazyfree directive named is on, else DEL.
+func (s *Server) replFeedDel(dbi int, key []byte, lazyDirective string) {
+	if s.replLink() != nil || s.loading.on.Load() {
+		return // a replica's keys go when its master says so
+	}
+	cmd := "DEL"
+	if s.cfg.Get(lazyDirective) == "yes" {
+		cmd = "UNLINK"
+	}
+	s.feedOps(dbi, [][][]byte{{[]byte(cmd), key}})
+}
+
+// replFlush feeds what c gathered during a transaction or script, while
+// its locks are still held.
+func (s *Server) replFlush(c *Client) {
+	s.flushPending(c.rpend, c)
+}
+
+func (s *Server) flushPending(p *replPending, owner *Client) {
+	if p == nil || len(p.ops) == 0 {
+		return
+	}
+	if s.loading.on.Load() {
+		p.ops, p.buf = p.ops[:0], p.buf[:0]
+		return
+	}
+	r := &s.repl
+	r.mu.Lock()
+	n := len(p.ops)
+	aofOps := 0
+	for _, op := range p.ops {
+		if !op.noAOF {
+			aofOps++
+		}
+	}
+	if n > 1 {
+		// MULTI/EXEC go to the AOF only around more than one of its own
+		// commands, as Redis wraps what each target gets.
+		s.emitLocked(p.ops[0].dbi, multiArgs, false)
+		if aofOps > 1 {
+			s.pe.Feed(p.ops[0].dbi, multiRESP)
+		}
+	}
+	for _, op := range p.ops {
+		s.emitRawLocked(op.dbi, p.buf[op.start:op.end], !op.noAOF)
+	}
+	if n > 1 {
+		s.emitLocked(-1, execArgs, false)
+		if aofOps > 1 {
+			s.pe.Feed(-1, execRESP)
+		}
+	}
+	owner.woff = r.offset
+	r.mu.Unlock()
+	p.ops = p.ops[:0]
+	p.buf = p.buf[:0]
+}
+
+var (
+	multiRESP = appendCmd(nil, bargs("MULTI"))
+	execRESP  = appendCmd(nil, bargs("EXEC"))
+)
+
+func (c *Client) pend(dbi int, ops [][][]byte, toAOF bool) {
+	if c.rpend == nil {
+		c.rpend = &replPending{}
+	}
+	p := c.rpend
+	for _, op := range ops {
+		start := len(p.buf)
+		p.buf = appendCmd(p.buf, op)
+		p.ops = append(p.ops, pendOp{dbi: dbi, start: start, end: len(p.buf), noAOF: !toAOF})
+	}
+}
+
+// dirtyOf sums the change counters of the shards of a command's keys.
+func dirtyOf(db *store.DB, args [][]byte, keys []int) uint64 {
+	var n uint64
+	for _, p := range keys {
+		if p < len(args) {
+			n += db.ShardChanges(store.ShardOf(args[p]))
+		}
+	}
+	return n
+}
+
+// replRun runs cmd and emits what it changed.
+func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
+	flags := s.repl.flags.Load()
+	if flags&replReadOnly != 0 && c.fromScript && cmd.flags&flagWrite != 0 {
+		// A script's write on a read-only replica (scriptVerifyWriteCommandAllow).
+		if caller := s.lua.run.caller; (caller == nil || !caller.replMaster) && s.cfg.Get("replica-read-only") == "yes" {
+			c.w.Error("READONLY You can't write against a read only replica.")
+			return
+		}
+	}
+	if flags&replFeed == 0 || s.loading.on.Load() {
+		cmd.Fn(c, args)
+		return
+	}
+	nested := c.inExec || c.fromScript
+	switch cmd.Name {
+	case "exec":
+		cmd.Fn(c, args) // execLocked feeds what the transaction did
+		return
+	case "eval", "evalsha", "fcall", "eval_ro", "evalsha_ro", "fcall_ro":
+		cmd.Fn(c, args)
+		if pc := s.lua.pc; pc != nil && pc.rpend != nil && len(pc.rpend.ops) > 0 {
+			if nested {
+				p := pc.rpend
+				for _, op := range p.ops {
+					if c.rpend == nil {
+						c.rpend = &replPending{}
+					}
+					start := len(c.rpend.buf)
+					c.rpend.buf = append(c.rpend.buf, p.buf[op.start:op.end]...)
+					c.rpend.ops = append(c.rpend.ops, pendOp{dbi: op.dbi, start: start, end: len(c.rpend.buf), noAOF: op.noAOF})
+				}
+				p.ops, p.buf = p.ops[:0], p.buf[:0]
+			} else {
+				s.flushPending(pc.rpend, c)
+			}
+		}
+		return
+	}
+	write := cmd.flags&flagWrite != 0
+	if !write && cmd.flags&flagMayReplicate == 0 {
+		cmd.Fn(c, args)
+		return
+	}
+	dbi := c.dbi
+	db := c.DB()
+	var kp [8]int
+	keys := cmd.keyPositions(args, kp[:0])
+	before := dirtyOf(db, args, keys)
+	errs := c.w.Errors
+	mark := len(c.w.Buf)
+	cmd.Fn(c, args)
+	changed := len(keys) > 0 && dirtyOf(db, args, keys) != before
+	if !changed {
+		switch cmd.Name {
+		case "publish", "spublish", "copy", "move", "swapdb", "flushall", "flushdb":
+			changed = c.w.Errors == errs
+		default:
+			changed = len(keys) == 0 && write && c.w.Errors == errs
+		}
+	}
+	if !changed {
+		return
+	}
+	// PUBLISH reaches replicas, not the AOF (forceCommandPropagation
+	// with PROPAGATE_REPL only).
+	toAOF := cmd.Name != "publish" && cmd.Name != "spublish"
+	if verbatim(cmd, args) {
+		// Most writes are emitted as they came: no rewrite, no allocation.
+		if nested {
+			c.pend(dbi, [][][]byte{args}, toAOF)
+			return
+		}
+		s.feedOne(c, dbi, args, toAOF)
+		return
+	}
+	var reply []byte
+	if mark <= len(c.w.Buf) {
+		reply = c.w.Buf[mark:]
+	}
+	ops := s.rewriteForRepl(db, cmd, args, reply)
+	if len(ops) == 0 {
+		return
+	}
+	if nested {
+		c.pend(dbi, ops, toAOF)
+		return
+	}
+	s.feedOpsTo(dbi, ops, toAOF)
+	s.repl.mu.Lock()
+	c.woff = s.repl.offset
+	s.repl.mu.Unlock()
+}
+
+// verbatim reports whether cmd is emitted as it came (rewriteForRepl's
+// default case).
+func verbatim(cmd *Command, args [][]byte) bool {
+	switch cmd.Name {
+	case "set":
+		return len(args) == 3
+	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex",
+		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
+		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
+		return false
+	}
+	return true
+}
+
+// delOrUnlink is DEL, or UNLINK when the lazyfree directive is on.
+func (s *Server) delOrUnlink(directive string) []byte {
+	if s.cfg.Get(directive) == "yes" {
+		return []byte("UNLINK")
+	}
+	return []byte("DEL")
+}
+
+// rewriteForRepl returns the commands that replicate cmd (Redis's
+// rewriteClientCommandVector/alsoPropagate cases).
+func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply []byte) [][][]byte {
+	ms := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+	expireOf := func(key []byte) (int64, bool) {
+		e := db.Peek(key)
+		if e == nil {
+			return 0, false
+		}
+		return db.ExpireOf(key, e), true
+	}
+	switch cmd.Name {
+	case "expire", "pexpire", "expireat", "pexpireat":
+		key := args[1]
+		exp, ok := expireOf(key)
+		if !ok {
+			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
+		}
+		if exp == 0 {
+			return [][][]byte{args}
+		}
+		out := [][]byte{[]byte("PEXPIREAT"), key, ms(exp)}
+		return [][][]byte{append(out, args[3:]...)}
+	case "setex", "psetex":
+		key := args[1]
+		if exp, ok := expireOf(key); ok && exp != 0 {
+			return [][][]byte{{[]byte("SET"), key, args[3], []byte("PXAT"), ms(exp)}}
+		}
+		return [][][]byte{args}
+	case "set":
+		rel := false
+		for i := 3; i < len(args); i++ {
+			if eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") {
+				rel = true
+			}
+		}
+		if !rel {
+			return [][][]byte{args}
+		}
+		key := args[1]
+		out := [][]byte{[]byte("SET"), key, args[2]}
+		for i := 3; i < len(args); i++ {
+			if eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") || eq(args[i], "pxat") {
+				i++
+				continue
+			}
+			out = append(out, args[i])
+		}
+		if exp, ok := expireOf(key); ok && exp != 0 {
+			out = append(out, []byte("PXAT"), ms(exp))
+		} else if !ok {
+			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
+		}
+		return [][][]byte{out}
+	case "getex":
+		key := args[1]
+		exp, ok := expireOf(key)
+		switch {
+		case !ok:
+			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
+		case exp != 0:
+			return [][][]byte{{[]byte("PEXPIREAT"), key, ms(exp)}}
+		default:
+			return [][][]byte{{[]byte("PERSIST"), key}}
+		}
+	case "incrbyfloat":
+		if v, ok := replyBulk(reply); ok {
+			return [][][]byte{{[]byte("SET"), args[1], v, []byte("KEEPTTL")}}
+		}
+	case "hincrbyfloat":
+		if v, ok := replyBulk(reply); ok {
+			return [][][]byte{{[]byte("HSET"), args[1], args[2], v}}
+		}
+	case "spop":
+		key := args[1]
+		var members [][]byte
+		if len(args) == 2 {
+			if v, ok := replyBulk(reply); ok {
+				members = [][]byte{v}
+			}
+		} else if v, ok := parseReply(reply); ok {
+			if arr, ok := v.([]any); ok {
+				for _, x := range arr {
+					if b, ok := x.([]byte); ok {
+						members = append(members, b)
+					}
+				}
+			}
+		}
+		if len(members) == 0 {
+			return nil
+		}
+		if len(args) > 2 && db.Peek(key) == nil {
+			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-server-del"), key}}
+		}
+		var ops [][][]byte
+		for len(members) > 0 {
+			n := min(len(members), 1024)
+			op := [][]byte{[]byte("SREM"), key}
+			ops = append(ops, append(op, members[:n]...))
+			members = members[n:]
+		}
+		return ops
+	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush":
+		return blockingAsPlain(cmd.Name, args, reply)
+	case "eval", "evalsha", "fcall":
+		return nil
+	}
+	return [][][]byte{args}
+}
+
+// blockingAsPlain is a blocking pop replicated as the plain command that
+// did what it did, from its reply.
+func blockingAsPlain(name string, args [][]byte, reply []byte) [][][]byte {
+	switch name {
+	case "blmove":
+		return [][][]byte{{[]byte("LMOVE"), args[1], args[2], args[3], args[4]}}
+	case "brpoplpush":
+		return [][][]byte{{[]byte("RPOPLPUSH"), args[1], args[2]}}
+	}
+	v, ok := parseReply(reply)
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 2 {
+		return nil
+	}
+	key, ok := arr[0].([]byte)
+	if !ok {
+		return nil
+	}
+	count := func() []byte {
+		if inner, ok := arr[1].([]any); ok {
+			return strconv.AppendInt(nil, int64(len(inner)), 10)
+		}
+		return []byte("1")
+	}
+	dirArg := func(a, b string) string {
+		for _, x := range args {
+			if eq(x, b) {
+				return b
+			}
+		}
+		return a
+	}
+	switch name {
+	case "blpop":
+		return [][][]byte{{[]byte("LPOP"), key}}
+	case "brpop":
+		return [][][]byte{{[]byte("RPOP"), key}}
+	case "bzpopmin":
+		return [][][]byte{{[]byte("ZPOPMIN"), key}}
+	case "bzpopmax":
+		return [][][]byte{{[]byte("ZPOPMAX"), key}}
+	case "blmpop":
+		cmd := "LPOP"
+		if dirArg("left", "right") == "right" {
+			cmd = "RPOP"
+		}
+		return [][][]byte{{[]byte(cmd), key, count()}}
+	case "bzmpop":
+		cmd := "ZPOPMIN"
+		if dirArg("min", "max") == "max" {
+			cmd = "ZPOPMAX"
+		}
+		return [][][]byte{{[]byte(cmd), key, count()}}
+	}
+	return nil
+}
+
+// replServed feeds the pop a blocked client was served (serveReadyKeys,
+// keyspace held exclusively).
+func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte) {
+	if w.cmd == nil {
+		return
+	}
+	var ops [][][]byte
+	switch w.cmd.Name {
+	case "blmove", "brpoplpush":
+		if len(w.args) >= 3 {
+			args := append([][]byte{w.args[0], key}, w.args[2:]...)
+			ops = blockingAsPlain(w.cmd.Name, args, reply)
+		}
+	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
+		ops = blockingAsPlain(w.cmd.Name, w.args, reply)
+	default:
+		ops = [][][]byte{w.args} // XREADGROUP and the like: as they came
+	}
+	if len(ops) > 0 {
+		s.feedOps(db.ID, ops)
+	}
+}
+
+// replyBulk returns the value of a bulk string reply.
+func replyBulk(b []byte) ([]byte, bool) {
+	v, ok := parseReply(b)
+	if !ok {
+		return nil, false
+	}
+	bs, ok := v.([]byte)
+	return bs, ok
+}
+
+// parseReply decodes one RESP2/RESP3 reply: []byte for strings, []any for
+// aggregates, int64, nil.
+func parseReply(b []byte) (any, bool) {
+	v, _, ok := parseReplyAt(b)
+	return v, ok
+}
+
+func parseReplyAt(b []byte) (any, []byte, bool) {
+	nl := bytes.Index(b, []byte("\r\n"))
+	if len(b) == 0 || nl < 0 {
+		return nil, nil, false
+	}
+	line, rest := b[1:nl], b[nl+2:]
+	switch b[0] {
+	case '+', '-', ',', '(', '#':
+		return line, rest, true
+	case ':':
+		n, _ := strconv.ParseInt(string(line), 10, 64)
+		return n, rest, true
+	case '_':
+		return nil, rest, true
+	case '$', '=':
+		n, err := strconv.Atoi(string(line))
+		if err != nil {
+			return nil, nil, false
+		}
+		if n < 0 {
+			return nil, rest, true
+		}
+		if len(rest) < n+2 {
+			return nil, nil, false
+		}
+		return rest[:n], rest[n+2:], true
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(string(line))
+		if err != nil {
+			return nil, nil, false
+		}
+		if n < 0 {
+			return nil, rest, true
+		}
+		if b[0] == '%' || b[0] == '|' {
+			n *= 2
+		}
+		arr := make([]any, 0, n)
+		for i := 0; i < n; i++ {
+			var v any
+			var ok bool
+			v, rest, ok = parseReplyAt(rest)
+			if !ok {
+				return nil, nil, false
+			}
+			arr = append(arr, v)
+		}
+		return arr, rest, true
+	}
+	return nil, nil, false
+}
