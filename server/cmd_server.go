@@ -839,56 +839,6 @@ func keySpecFlags(specs []docKeySpec, argv [][]byte, pos []int) [][]string {
 	return out
 }
 
-// ---- SHUTDOWN ----
-
-func shutdownCommand(c *Client, args [][]byte) {
-	var nosave, save, now, force, abort bool
-	for _, a := range args[1:] {
-		switch {
-		case eq(a, "nosave"):
-			nosave = true
-		case eq(a, "save"):
-			save = true
-		case eq(a, "now"):
-			now = true
-		case eq(a, "force"):
-			force = true
-		case eq(a, "abort"):
-			abort = true
-		default:
-			c.w.Error(errSyntax)
-			return
-		}
-	}
-	if abort && (nosave || save || now || force) || nosave && save {
-		c.w.Error(errSyntax)
-		return
-	}
-	if abort {
-		c.w.Error("ERR No shutdown in progress.")
-		return
-	}
-	s := c.srv
-	wantSave := save || !nosave && showNumbers("save")(s.cfg) != ""
-	if s.loading.on.Load() {
-		wantSave = false // never over the file being loaded
-	}
-	s.Warnf("User requested shutdown...")
-	if err := s.shutdownSave(wantSave, force); err != nil {
-		s.Warnf("Errors trying to shut down the server. Check the logs for more information.")
-		c.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
-		return
-	}
-	s.stopAccepting()
-	c.closeAfterReply = true
-	go func() {
-		s.Stop()
-		if s.shutdownHook != nil {
-			s.shutdownHook()
-		}
-	}()
-}
-
 // ---- SLOWLOG ----
 
 // slowLog keeps the most recent slow commands (newest first).

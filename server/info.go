@@ -134,6 +134,9 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("executable:%s", exe)
 		f("config_file:%s", s.cfg.File())
 		f("io_threads_active:0")
+		if ms, ok := s.shutdownInMillis(); ok {
+			f("shutdown_in_milliseconds:%d", ms)
+		}
 		f("sluice_version:%s", SluiceVersion)
 	}
 	if want("clients") {
@@ -146,6 +149,10 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 			}
 		}
 		s.mu.Unlock()
+		// Replicas are not counted, as in Redis.
+		s.repl.mu.Lock()
+		nclients -= len(s.repl.replicas)
+		s.repl.mu.Unlock()
 		b.WriteString("# Clients\r\n")
 		f("connected_clients:%d", nclients)
 		f("cluster_connections:0")
@@ -207,7 +214,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(m.used))
 		f("mem_not_counted_for_evict:0")
 		f("mem_replication_backlog:%d", s.backlogMemory())
-		f("mem_total_replication_buffers:0")
+		f("mem_total_replication_buffers:%d", s.replBufferMemory())
 		f("mem_clients_slaves:0")
 		f("mem_clients_normal:0")
 		f("mem_cluster_links:0")

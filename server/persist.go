@@ -649,19 +649,6 @@ func (s *Server) shutdownSave(save, force bool) error {
 	return nil
 }
 
-// PrepareShutdown runs what a signal's shutdown does before the server
-// stops (shutdown-on-sigterm / shutdown-on-sigint): the final save when
-// save points are configured ("default"), always ("save") or never
-// ("nosave"). A failed save returns an error, and the server should keep
-// running, unless "force" is set.
-func (s *Server) PrepareShutdown(sig string) error {
-	flags := " " + s.cfg.Get("shutdown-on-"+sig) + " "
-	save := strings.Contains(flags, " save ")
-	nosave := strings.Contains(flags, " nosave ")
-	force := strings.Contains(flags, " force ")
-	return s.shutdownSave(save || !nosave && len(strings.Fields(s.cfg.Get("save"))) > 0, force)
-}
-
 // flushAllSave is FLUSHALL's persistence step (the exclusive lock is
 // held): a running BGSAVE is aborted, and with save points configured the
 // now empty dataset is saved, as Redis does.

@@ -446,6 +446,9 @@ func replconfCommand(c *Client, args [][]byte) {
 				}
 				rc.ackTime.Store(time.Now().UnixMilli())
 				s.checkWaits()
+				if s.shutdownPending() && s.replicasInSync() {
+					s.finishShutdown()
+				}
 			}
 			return // no reply to an ACK
 		case eq(opt, "getack"):
@@ -676,6 +679,19 @@ func (s *Server) infoReplication(f func(format string, args ...any)) {
 	}
 	f("repl_backlog_first_byte_offset:%d", first)
 	f("repl_backlog_histlen:%d", r.histlen)
+}
+
+// replBufferMemory is INFO's mem_total_replication_buffers: the backlog's
+// history and what replicas have not been sent yet.
+func (s *Server) replBufferMemory() int64 {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.histlen
+	for _, rc := range r.replicas {
+		n += int64(len(rc.pend)) + rc.c.outputMem()
+	}
+	return n
 }
 
 // backlogMemory is INFO's mem_replication_backlog.

@@ -103,6 +103,7 @@ type Server struct {
 	exitOnFatal bool
 	fx          effectsState // the stream of write effects (effects.go)
 	slowLogged  int64        // the script start slowScriptCheck last logged (cron only)
+	shutdown    shutdownState
 	slowlog     slowLog
 	errStatsMu  sync.Mutex
 	errStats    map[string]int64 // error replies by code (INFO errorstats)
@@ -337,6 +338,7 @@ func (s *Server) cron() {
 		s.pe.Cron()
 		s.gateUpdate()
 		s.slowScriptCheck()
+		s.shutdownCron()
 		s.migrate.expire(time.Now())
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -79,7 +80,10 @@ func (s *Server) takeSnapshot() *snapshot {
 	for _, l := range s.lua.eng.Libraries() {
 		snap.meta.Functions = append(snap.meta.Functions, []byte(l.Code))
 	}
-	now := s.ks.Now()
+	// Keys past their expiry that were not reclaimed yet are written with
+	// it, as Redis's save does; loading skips them and counts them
+	// (rdb_last_load_keys_expired).
+	now := int64(math.MinInt64)
 	ndb := s.ks.NumDBs()
 	chunks := make([]snapChunk, ndb*store.NShards)
 	var next atomic.Int64

@@ -129,27 +129,23 @@ func run(argv []string) int {
 	}
 	srv.Logf("Ready to accept connections")
 	srv.Verbosef("Listening on %v", srv.Addrs())
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	for stopped := false; !stopped; {
 		select {
 		case s := <-sig:
+			// The shutdown runs on the server's cron, as Redis's does:
+			// it may wait for replicas (shutdown-timeout), saves as
+			// shutdown-on-sigterm/sigint say, and if a step fails the
+			// server keeps running.
 			name := "sigterm"
 			if s == syscall.SIGINT {
 				name = "sigint"
 			}
-			srv.Warnf("Received %s scheduling shutdown...", strings.ToUpper(name))
-			// The final save when save points are configured (or as
-			// shutdown-on-sigterm/sigint say); if it fails the server
-			// keeps running, as Redis does.
-			if err := srv.PrepareShutdown(name); err != nil {
-				srv.Warnf("%s received but errors trying to shut down the server, check the logs for more information", strings.ToUpper(name))
-				continue
-			}
-			srv.Stop()
+			srv.ShutdownSignal(name)
 		case <-done:
+			stopped = true
 		}
-		stopped = true
 	}
 	srv.Warnf("Sluice is now ready to exit, bye bye...")
 	return 0
