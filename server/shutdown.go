@@ -19,13 +19,13 @@ import (
 // ABORT cancels a shutdown that waits.
 
 type shutdownState struct {
-	mu       sync.Mutex
-	asap     bool   // a signal asked for a shutdown the cron starts
-	sig      string // "sigterm" or "sigint"
-	deadline int64  // unix ms the wait for replicas ends; 0: none initiated
-	save     bool
-	nosave   bool
-	force    bool
+	mu        sync.Mutex
+	asap      bool   // a signal asked for a shutdown the cron starts
+	sig       string // "sigterm" or "sigint"
+	deadline  int64  // unix ms the wait for replicas ends; 0: none initiated
+	save      bool
+	nosave    bool
+	force     bool
 	clients   []*Client // blocked on SHUTDOWN
 	finishing bool      // finishShutdown runs
 	exiting   bool
