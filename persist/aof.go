@@ -124,10 +124,11 @@ func (w *writer) bioLoop() {
 			err := fdatasync(j.f)
 			if j.close {
 				j.f.Close()
-			} else if err != nil && err != syscall.EBADF && err != syscall.EINVAL {
+			}
+			if err != nil && err != syscall.EBADF && err != syscall.EINVAL {
 				w.setBioErrno(int32(errnoOf(err)))
 				w.log.Warnf("Fail to fsync the AOF file: %s", Strerror(err))
-			} else if err == nil {
+			} else if err == nil && !j.close {
 				w.setBioErrno(0)
 			}
 			w.bioPending.Add(-1)
@@ -384,8 +385,14 @@ func (w *writer) switchAt(f *os.File) {
 	// background (everysec may delay it, always already synced it).
 	if old != nil && len(w.wpend) > 0 {
 		n, err := old.Write(w.wpend)
-		if err == nil {
-			w.curSize.Add(int64(n))
+		w.curSize.Add(int64(n))
+		if err != nil {
+			// The tail is in the rewrite's base; the old file misses it.
+			w.log.Warnf("Error writing to the AOF file: %s", Strerror(err))
+			w.setWriteErrno(int32(errnoOf(err)))
+		}
+		if Fsync(w.policy.Load()) == FsyncAlways && !w.noFsyncChild.Load() {
+			fdatasync(old) // replies for that tail wait for it
 		}
 	}
 	w.wpend = w.wpend[:0]
@@ -417,7 +424,9 @@ func (w *writer) stop() {
 	if err := fdatasync(w.f); err != nil {
 		w.log.Warnf("Fail to fsync the AOF file: %s", Strerror(err))
 	}
-	w.f.Close()
+	// Closed by the background worker, after any fsync it has queued.
+	w.bioPending.Add(1)
+	w.bio <- bioJob{f: w.f, close: true}
 	w.f = nil
 	w.mu.Lock()
 	w.buf = w.buf[:0]
