@@ -2,7 +2,7 @@ GO ?= go
 # Extra arguments for scripts/bench-compare.sh, e.g. make bench-compare BENCH_ARGS="--rounds 5 --mem"
 BENCH_ARGS ?=
 
-.PHONY: build run test test-race bench bench-compare bench-setget bench-types bench-mem bench-mem-types fuzz fuzz-smoke lint ci
+.PHONY: build run test test-race bench bench-compare bench-setget bench-types bench-aof bench-mem bench-mem-types fuzz fuzz-smoke lint ci
 
 build:
 	$(GO) build -o bin/sluice-server ./cmd/sluice-server
@@ -32,6 +32,12 @@ bench-setget:
 # Issue 3's acceptance run: the data-type tests at -P 1 and -P 16.
 bench-types:
 	scripts/bench-compare.sh --suite types $(BENCH_ARGS)
+
+# SET with an append-only file (appendfsync everysec, then always) against
+# sluice-server and redis-server, each in its own data directory.
+bench-aof:
+	scripts/bench-compare.sh --suite aof --aof everysec $(BENCH_ARGS)
+	scripts/bench-compare.sh --suite aof --aof always $(BENCH_ARGS)
 
 # RSS of 1,000,000 keys with 64-byte values in each server.
 bench-mem:

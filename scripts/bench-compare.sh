@@ -15,6 +15,12 @@
 #                  hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
 #   types P16      the same with -P 16 and -n 400000
 #
+# or, with --suite aof, SET alone (the write path with an append-only
+# file; use it with --aof POLICY):
+#
+#   set P1         -c 50 -t set -r 100000 -n 200000
+#   set P16        -c 50 -t set -r 100000 -n 2000000 -P 16
+#
 # Within a round each test runs against one server and then at once against
 # the other, and the first server alternates from round to round, so that
 # both meet the machine in the same state (a shared VM's load comes and
@@ -42,7 +48,9 @@
 #                members each, bytes per member in each server
 #   --scale F    multiply request counts by F (e.g. 0.25 for a quick look)
 #   --keys N     keys for the memory comparison (default 1000000)
-#   --suite S    setget (default) or types
+#   --suite S    setget (default), types or aof
+#   --aof POLICY both servers with appendonly yes and appendfsync POLICY
+#                (always, everysec, no), each in a data directory of its own
 #   --clients N  redis-benchmark connections (default 50, the issue's -c 50)
 #   --threads N  redis-benchmark --threads N (many-core machines: one
 #                benchmark thread cannot load a multi-loop server)
@@ -71,6 +79,7 @@ REDIS_ARGS=
 SUITE=setget
 INTERLEAVE=test
 TLS=0
+AOF=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift 2 ;;
@@ -87,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--client-cpus) CLIENT_CPUS=$2; shift 2 ;;
 	--sluice-bin) SLUICE_BIN=$2; shift 2 ;;
 	--redis-args) REDIS_ARGS=$2; shift 2 ;;
+	--aof) AOF=$2; shift 2 ;;
 	--mem) MEM=1; shift ;;
 	--tls) TLS=1; shift ;;
 	--mem-only) MEM=1; THROUGHPUT=0; shift ;;
@@ -97,6 +107,7 @@ while [ $# -gt 0 ]; do
 done
 case "$ROUNDS" in ''|*[!0-9]*|0) echo "--rounds must be a positive integer" >&2; exit 2 ;; esac
 case "$INTERLEAVE" in test|suite) ;; *) echo "--interleave must be test or suite" >&2; exit 2 ;; esac
+case "$AOF" in ''|always|everysec|no) ;; *) echo "--aof must be always, everysec or no" >&2; exit 2 ;; esac
 
 NEED=(redis-server redis-benchmark redis-cli awk timeout)
 [ -z "$SLUICE_BIN" ] && NEED+=(go)
@@ -199,13 +210,21 @@ wait_ready() { # port pid name
 start_server() {
 	local name=$1 port pid
 	port=$(free_port)
-	local common=(--port "$port" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/$name.log")
-	[ "$TLS" = 1 ] && common=(--port 0 --tls-port "$port" "${SERVER_TLS[@]}" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/$name.log")
+	local common=(--port "$port" --bind 127.0.0.1 --save "" --logfile "$WORK/$name.log")
+	[ "$TLS" = 1 ] && common=(--port 0 --tls-port "$port" "${SERVER_TLS[@]}" --bind 127.0.0.1 --save "" --logfile "$WORK/$name.log")
+	if [ -n "$AOF" ]; then
+		common+=(--appendonly yes --appendfsync "$AOF")
+	else
+		common+=(--appendonly no)
+	fi
+	# a data directory each: with --aof both write an appendonlydir
+	rm -rf "${WORK:?}/$name.dir"
+	mkdir -p "$WORK/$name.dir"
 	if [ "$name" = redis ]; then
 		# shellcheck disable=SC2086 # REDIS_ARGS is a word list
-		on_cpus "$SERVER_CPUS" redis-server "${common[@]}" --protected-mode no --dir "$WORK" $REDIS_ARGS &
+		on_cpus "$SERVER_CPUS" redis-server "${common[@]}" --protected-mode no --dir "$WORK/$name.dir" $REDIS_ARGS &
 	else
-		on_cpus "$SERVER_CPUS" "$SLUICE_BIN" "${common[@]}" --dir "$WORK" &
+		on_cpus "$SERVER_CPUS" "$SLUICE_BIN" "${common[@]}" --dir "$WORK/$name.dir" &
 	fi
 	pid=$!
 	PIDS+=("$pid")
@@ -287,7 +306,13 @@ if [ "$THROUGHPUT" = 1 ]; then
 			"types P16|$(scaled 400000)|$TYPES|-c $CLIENTS -r 100000 -P 16"
 		)
 		;;
-	*) echo "--suite must be setget or types" >&2; exit 2 ;;
+	aof)
+		SUITES=(
+			"set P1|$N1|set|-c $CLIENTS -r 100000 -P 1"
+			"set P16|$N16|set|-c $CLIENTS -r 100000 -P 16"
+		)
+		;;
+	*) echo "--suite must be setget, types or aof" >&2; exit 2 ;;
 	esac
 	for round in $(seq 1 "$ROUNDS"); do
 		order=(redis sluice)
@@ -316,7 +341,7 @@ if [ "$THROUGHPUT" = 1 ]; then
 	stop_server "$REDIS_PID"
 
 	echo
-	echo "### Throughput${CLI_TLS:+ over TLS} (median of $ROUNDS round(s), redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS})"
+	echo "### Throughput${CLI_TLS:+ over TLS} (median of $ROUNDS round(s)${AOF:+, appendonly yes, appendfsync $AOF}, redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS})"
 	echo
 	echo "| suite | test | redis rps | sluice rps | sluice/redis | redis p99 ms | sluice p99 ms | sluice/redis p99 |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|"

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -455,8 +456,20 @@ func (l *replLink) readPayload(br *bufio.Reader, conn net.Conn, timeout time.Dur
 	return out, nil
 }
 
-// loadFromMaster replaces the dataset with the master's RDB.
+// loadFromMaster replaces the dataset with the master's RDB. An AOF is
+// stopped first and started again after, with a rewrite of the new
+// dataset (Redis's restartAOFAfterSYNC).
 func (s *Server) loadFromMaster(payload []byte) error {
+	if s.pe.AOFState() != persist.AOFOff {
+		s.pe.StopAppendOnly()
+		s.updateEffects()
+		defer func() {
+			if err := s.pe.StartAppendOnly(); err != nil {
+				s.Warnf("Failed enabling the AOF after successful master synchronization!")
+			}
+			s.updateEffects()
+		}()
+	}
 	s.ks.Lock.Lock()
 	defer s.ks.Lock.Unlock()
 	for i := 0; i < s.ks.NumDBs(); i++ {
