@@ -102,6 +102,7 @@ type Engine struct {
 	inExec           func() bool
 
 	stateHook atomic.Pointer[func()]
+	closeOnce sync.Once
 }
 
 // New returns an engine for host; version is the redis-ver written in RDB

@@ -557,13 +557,25 @@ func (e *Engine) Shutdown(force bool) error {
 	return nil
 }
 
-// Close stops the background fsync worker (the server stopped).
+// Close ends the engine once the server stopped: a running child is
+// killed, the AOF written, fsynced and closed, the background worker
+// stopped.
 func (e *Engine) Close() {
-	select {
-	case <-e.w.bioStop:
-	default:
+	e.closeOnce.Do(func() {
+		e.killJob(0)
+		e.w.mu.Lock()
+		e.w.accepting = false
+		e.w.mu.Unlock()
+		e.w.wmu.Lock()
+		if e.w.f != nil {
+			e.w.commitLocked(true)
+			fdatasync(e.w.f)
+			e.w.f.Close()
+			e.w.f = nil
+		}
+		e.w.wmu.Unlock()
 		close(e.w.bioStop)
-	}
+	})
 }
 
 var _ = syscall.SIGUSR1

@@ -310,7 +310,9 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 	}
-	if srv.gate.Load()&gateLoading != 0 && cmd.flags&flagLoading == 0 {
+	// Loading, or writes refused for a disk error: one load for both.
+	gate := srv.gate.Load()
+	if gate&gateLoading != 0 && cmd.flags&flagLoading == 0 {
 		c.rejectCmd(cmd, errLoading)
 		return
 	}
@@ -320,7 +322,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
 		return
 	}
-	if srv.gate.Load()&gateDisk != 0 && c.diskDenied(cmd) {
+	if gate&gateDisk != 0 && c.diskDenied(cmd) {
 		return
 	}
 	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {

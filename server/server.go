@@ -421,6 +421,7 @@ func (s *Server) Stop() {
 		}
 		s.mu.Unlock()
 		s.wg.Wait()
+		s.pe.Close()
 		close(s.done)
 	})
 }
