@@ -120,3 +120,60 @@ func TestIncrZeroAllocs(t *testing.T) {
 func (s *Server) SetNotifyHookForTest(fn func(db int, class int64, event string, key []byte)) {
 	s.setNotifyHook(fn)
 }
+
+// newAOFBenchClient is newBenchClient with appendonly yes (appendfsync
+// policy) in a temporary directory.
+func newAOFBenchClient(tb testing.TB, policy string) *Client {
+	tb.Helper()
+	cfg := NewConfig()
+	cfg.Set("dir", tb.TempDir())
+	cfg.Set("appendonly", "yes")
+	cfg.Set("appendfsync", policy)
+	srv := New(cfg)
+	srv.SetLogger(nil)
+	if err := srv.LoadDataFile(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.pe.Close() })
+	c := srv.newClient(srv.goSlot, "bench", "bench", false, nil)
+	if c == nil {
+		tb.Fatal("newClient refused")
+	}
+	return c
+}
+
+// TestSetWithAOFZeroAllocs: with the AOF on, a SET and the commit that
+// writes it to the file allocate nothing either.
+func TestSetWithAOFZeroAllocs(t *testing.T) {
+	c := newAOFBenchClient(t, "no")
+	set := encodeCmd("SET", "k", "hello world value")
+	for i := 0; i < 3; i++ {
+		runCmd(t, c, set, "+OK\r\n")
+		c.srv.commitIfPending()
+	}
+	if n := testing.AllocsPerRun(200, func() {
+		runCmd(t, c, set, "+OK\r\n")
+		c.srv.commitIfPending()
+	}); n != 0 {
+		t.Errorf("SET with the AOF: %v allocs/op", n)
+	}
+}
+
+// BenchmarkSetAOF is SET with the AOF on, the commit included (one write,
+// and under always one fsync, per SET: the worst case, a batch of one).
+func BenchmarkSetAOF(b *testing.B) {
+	for _, policy := range []string{"no", "everysec", "always"} {
+		b.Run(policy, func(b *testing.B) {
+			c := newAOFBenchClient(b, policy)
+			set := encodeCmd("SET", "bench:key", "hello world value")
+			runCmd(b, c, set, "+OK\r\n")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.process(set)
+				c.srv.commitIfPending()
+				c.w.Buf = c.w.Buf[:0]
+			}
+		})
+	}
+}
