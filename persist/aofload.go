@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 )
 
@@ -462,6 +461,3 @@ func LoadAll(opt LoadOptions, m *Manifest, rp Replayer, log Logger, begin func(t
 	}
 	return LoadResult{Status: ret, TotalSize: total, BaseSize: base}
 }
-
-// itoa is strconv.FormatInt for int64.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

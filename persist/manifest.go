@@ -165,6 +165,7 @@ type ManifestError struct {
 	Msg     string
 	Line    string
 	LineNum int
+	Open    bool // the file could not be opened
 }
 
 func (e *ManifestError) Error() string { return e.Msg }
@@ -298,7 +299,7 @@ func LoadManifest(dir, filename string) (m *Manifest, exists bool, err error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, true, &ManifestError{Msg: fmt.Sprintf("Fatal error: can't open the AOF manifest file %s for reading: %s", path, Strerror(err))}
+		return nil, true, &ManifestError{Msg: fmt.Sprintf("Fatal error: can't open the AOF manifest file %s for reading: %s", path, Strerror(err)), Open: true}
 	}
 	defer f.Close()
 	m, err = ParseManifest(f)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -382,7 +381,7 @@ func (e *Engine) LoadManifest() error {
 	m, _, err := LoadManifest(e.aofDir(), e.filename())
 	if err != nil {
 		var me *ManifestError
-		if errors.As(err, &me) && (me.LineNum > 0 || me.Msg != "") && me.Line != "" || errors.As(err, &me) && me.Msg != "" && !isOpenErr(me) {
+		if errors.As(err, &me) && !me.Open {
 			e.host.Warnf("\n*** FATAL AOF MANIFEST FILE ERROR ***\n")
 			if me.Line != "" {
 				e.host.Warnf("Reading the manifest file, at line %d\n", me.LineNum)
@@ -398,10 +397,6 @@ func (e *Engine) LoadManifest() error {
 	e.manifest = m
 	e.mu.Unlock()
 	return nil
-}
-
-func isOpenErr(me *ManifestError) bool {
-	return len(me.Msg) > 11 && me.Msg[:11] == "Fatal error"
 }
 
 // Load replays the AOF (start-up, DEBUG LOADAOF) into the dataset: an
@@ -578,4 +573,3 @@ func (e *Engine) Close() {
 	})
 }
 
-var _ = syscall.SIGUSR1
