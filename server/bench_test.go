@@ -125,8 +125,8 @@ func (s *Server) SetNotifyHookForTest(fn func(db int, class int64, event string,
 // policy) in a temporary directory.
 func newAOFBenchClient(tb testing.TB, policy string) *Client {
 	tb.Helper()
+	tb.Chdir(tb.TempDir()) // the data directory, restored after
 	cfg := NewConfig()
-	cfg.Set("dir", tb.TempDir())
 	cfg.Set("appendonly", "yes")
 	cfg.Set("appendfsync", policy)
 	srv := New(cfg)

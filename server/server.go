@@ -71,7 +71,7 @@ type Server struct {
 	lua      scriptingState // Lua scripting and functions (scripting.go)
 	held     heldState      // a script holding its event loop (whileHeld)
 
-	shutdownHook  func() // called by SHUTDOWN (the binary exits)
+	shutdownHook  atomic.Pointer[func()] // called by SHUTDOWN (the binary exits)
 	onClientClose func(c *Client)
 	// notifyHook, when set, observes every keyspace notification (tests).
 	notifyHook atomic.Pointer[notifyFunc]
@@ -190,7 +190,7 @@ func (s *Server) SetLogger(l *log.Logger) {
 }
 
 // OnShutdown sets what SHUTDOWN does after the server stopped.
-func (s *Server) OnShutdown(fn func()) { s.shutdownHook = fn }
+func (s *Server) OnShutdown(fn func()) { s.shutdownHook.Store(&fn) }
 
 // Addrs returns the addresses the server listens on.
 func (s *Server) Addrs() []net.Addr {

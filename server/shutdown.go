@@ -228,8 +228,8 @@ func (s *Server) finishShutdown() error {
 	s.stopAccepting()
 	go func() {
 		s.Stop()
-		if s.shutdownHook != nil {
-			s.shutdownHook()
+		if hook := s.shutdownHook.Load(); hook != nil {
+			(*hook)()
 		}
 	}()
 	return nil
