@@ -2,7 +2,6 @@ package persist
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/sluicedb/sluice/internal/sdsargs"
 )
 
 // The AOF manifest (Redis 7.0's aof.c): a text file in the AOF directory,
@@ -202,7 +203,7 @@ func ParseManifest(r io.Reader) (*Manifest, error) {
 		if line == "" {
 			return fail("Invalid AOF manifest file format")
 		}
-		argv, ok := SplitArgs(line)
+		argv, ok := sdsargs.Split(line)
 		if !ok || len(argv) < 6 || len(argv)%2 != 0 {
 			return fail("Invalid AOF manifest file format")
 		}
@@ -332,108 +333,6 @@ func WriteManifest(dir, filename string, m *Manifest) error {
 	}
 	m.Dirty = false
 	return nil
-}
-
-// SplitArgs splits a line into arguments as Redis's sdssplitargs does:
-// blanks separate them, "double quotes" take \n \r \t \b \a \xHH and \
-// escapes, 'single quotes' take \'; a closing quote must be followed by a
-// blank or the end. ok is false for unbalanced quotes.
-func SplitArgs(line string) (args []string, ok bool) {
-	p := 0
-	isSpace := func(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' }
-	for {
-		for p < len(line) && isSpace(line[p]) {
-			p++
-		}
-		if p >= len(line) {
-			return args, true
-		}
-		var cur bytes.Buffer
-		inq, insq := false, false
-		for done := false; !done; {
-			var c byte
-			if p < len(line) {
-				c = line[p]
-			}
-			switch {
-			case inq:
-				switch {
-				case c == '\\' && p+3 < len(line) && line[p+1] == 'x' && isHex(line[p+2]) && isHex(line[p+3]):
-					cur.WriteByte(unhex(line[p+2])<<4 | unhex(line[p+3]))
-					p += 3
-				case c == '\\' && p+1 < len(line):
-					p++
-					switch line[p] {
-					case 'n':
-						cur.WriteByte('\n')
-					case 'r':
-						cur.WriteByte('\r')
-					case 't':
-						cur.WriteByte('\t')
-					case 'b':
-						cur.WriteByte('\b')
-					case 'a':
-						cur.WriteByte('\a')
-					default:
-						cur.WriteByte(line[p])
-					}
-				case c == '"':
-					if p+1 < len(line) && !isSpace(line[p+1]) {
-						return nil, false
-					}
-					done = true
-				case p >= len(line):
-					return nil, false
-				default:
-					cur.WriteByte(c)
-				}
-			case insq:
-				switch {
-				case c == '\\' && p+1 < len(line) && line[p+1] == '\'':
-					p++
-					cur.WriteByte('\'')
-				case c == '\'':
-					if p+1 < len(line) && !isSpace(line[p+1]) {
-						return nil, false
-					}
-					done = true
-				case p >= len(line):
-					return nil, false
-				default:
-					cur.WriteByte(c)
-				}
-			default:
-				switch {
-				case p >= len(line), c == ' ', c == '\n', c == '\r', c == '\t':
-					done = true
-				case c == '"':
-					inq = true
-				case c == '\'':
-					insq = true
-				default:
-					cur.WriteByte(c)
-				}
-			}
-			if p < len(line) {
-				p++
-			}
-		}
-		args = append(args, cur.String())
-	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
 }
 
 func isPrint(c byte) bool { return c >= 0x20 && c < 0x7f }

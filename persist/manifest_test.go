@@ -105,28 +105,3 @@ func TestWriteManifest(t *testing.T) {
 		t.Errorf("missing dir: %v %v %v", m, exists, err)
 	}
 }
-
-func TestSplitArgs(t *testing.T) {
-	cases := map[string][]string{
-		`a b  c`:           {"a", "b", "c"},
-		`"a b" c`:          {"a b", "c"},
-		`"\x41\n" 'it\'s'`: {"A\n", "it's"},
-		`""`:               {""},
-		"  \t":             nil,
-		`"unterminated`:    nil,
-		`"closing"x`:       nil,
-		`'single'follow`:   nil,
-	}
-	for in, want := range cases {
-		got, ok := SplitArgs(in)
-		if want == nil && in != "  \t" {
-			if ok {
-				t.Errorf("%q: want an error, got %q", in, got)
-			}
-			continue
-		}
-		if !ok || strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
-			t.Errorf("%q: got %q %v, want %q", in, got, ok, want)
-		}
-	}
-}
