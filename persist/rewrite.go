@@ -572,4 +572,3 @@ func (e *Engine) Close() {
 		close(e.w.bioStop)
 	})
 }
-
