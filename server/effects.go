@@ -385,15 +385,10 @@ func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply
 		if !rel {
 			return [][][]byte{args}
 		}
+		// SET key value PXAT ms, the other options dropped, as Redis's
+		// setGenericCommand rewrites it.
 		key := args[1]
 		out := [][]byte{[]byte("SET"), key, args[2]}
-		for i := 3; i < len(args); i++ {
-			if eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") || eq(args[i], "pxat") {
-				i++
-				continue
-			}
-			out = append(out, args[i])
-		}
 		if exp, ok := expireOf(key); ok && exp != 0 {
 			out = append(out, []byte("PXAT"), ms(exp))
 		} else if !ok {
