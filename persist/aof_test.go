@@ -180,3 +180,40 @@ func TestChild(t *testing.T) {
 		t.Errorf("a half-written file is still there: %v", err)
 	}
 }
+
+// everysec on a slow disk: while a background fsync runs, the write is
+// postponed, for up to 2 seconds; then it goes anyway and counts in
+// aof_delayed_fsync (Redis's flushAppendOnlyFile).
+func TestWriterPostponesWhileFsyncing(t *testing.T) {
+	w, log, _ := newTestWriter(t, FsyncEverysec)
+	path := filepath.Join(t.TempDir(), "a.aof")
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	w.setFile(f, 0)
+	w.bioPending.Add(1) // a background fsync that does not end
+	defer w.bioPending.Add(-1)
+	w.feed(0, []byte(cmd("set", "a", "1")))
+	w.commit(false)
+	if b, _ := os.ReadFile(path); len(b) != 0 || !w.pending() {
+		t.Fatalf("written while an fsync runs: %q", b)
+	}
+	w.commit(false) // still under 2 s
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Fatalf("written before 2 s: %q", b)
+	}
+	w.wmu.Lock()
+	w.postponed -= 3 // three seconds ago
+	w.wmu.Unlock()
+	w.commit(false)
+	if b, _ := os.ReadFile(path); string(b) != cmd("SELECT", "0")+cmd("set", "a", "1") {
+		t.Fatalf("not written after 2 s: %q", b)
+	}
+	if w.delayed.Load() != 1 || !log.has("Asynchronous AOF fsync is taking too long (disk is busy?)") {
+		t.Errorf("aof_delayed_fsync %d, log %q", w.delayed.Load(), log.lines)
+	}
+	// A forced write (a rewrite's cut, shutdown) does not wait.
+	w.feed(0, []byte(cmd("set", "b", "2")))
+	w.commit(true)
+	if w.pending() {
+		t.Error("a forced commit left data pending")
+	}
+}
