@@ -376,25 +376,37 @@ func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply
 		}
 		return [][][]byte{args}
 	case "set":
-		rel := false
+		// With an expiry (EX, PX, EXAT or PXAT): SET key value PXAT ms,
+		// the other options dropped; with GET and no expiry: without GET
+		// (Redis's setGenericCommand).
+		expire, get := false, false
 		for i := 3; i < len(args); i++ {
-			if eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") {
-				rel = true
+			switch {
+			case eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") || eq(args[i], "pxat"):
+				expire = true
+				i++
+			case eq(args[i], "get"):
+				get = true
 			}
 		}
-		if !rel {
-			return [][][]byte{args}
-		}
-		// SET key value PXAT ms, the other options dropped, as Redis's
-		// setGenericCommand rewrites it.
 		key := args[1]
-		out := [][]byte{[]byte("SET"), key, args[2]}
-		if exp, ok := expireOf(key); ok && exp != 0 {
-			out = append(out, []byte("PXAT"), ms(exp))
-		} else if !ok {
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
+		if expire {
+			if exp, ok := expireOf(key); ok && exp != 0 {
+				return [][][]byte{{[]byte("SET"), key, args[2], []byte("PXAT"), ms(exp)}}
+			} else if !ok {
+				return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
+			}
 		}
-		return [][][]byte{out}
+		if get {
+			out := [][]byte{args[0], key, args[2]}
+			for _, a := range args[3:] {
+				if !eq(a, "get") {
+					out = append(out, a)
+				}
+			}
+			return [][][]byte{out}
+		}
+		return [][][]byte{args}
 	case "getex":
 		key := args[1]
 		exp, ok := expireOf(key)
