@@ -118,6 +118,12 @@ func TestAOFRecordsWhatRedisRecords(t *testing.T) {
 	srv.start()
 	defer srv.kill()
 	ctx := context.Background()
+	// A DUMP payload both servers restore (a string), from a third server.
+	_, daddr := redistest.StartSluice(t)
+	rc := redis.NewClient(&redis.Options{Addr: daddr})
+	rc.Set(ctx, "tmp", "payload", 0)
+	dumpPayload := rc.Dump(ctx, "tmp").Val()
+	rc.Close()
 	run := func(addr string) {
 		c := redis.NewClient(&redis.Options{Addr: addr})
 		defer c.Close()
@@ -148,6 +154,8 @@ func TestAOFRecordsWhatRedisRecords(t *testing.T) {
 			{"blpop", "bl", "0"},
 			{"brpoplpush", "bl", "bl2", "0"},
 			{"zadd", "z", "1", "a", "2", "b"},
+			{"restore", "rs", "100000", dumpPayload},
+			{"restore", "rs2", "0", dumpPayload},
 			{"bzpopmin", "z", "0"},
 			{"select", "3"},
 			{"set", "in3", "v"},

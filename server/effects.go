@@ -330,7 +330,7 @@ func verbatim(cmd *Command, args [][]byte) bool {
 	switch cmd.Name {
 	case "set":
 		return len(args) == 3
-	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex",
+	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
 		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
 		return false
@@ -407,6 +407,24 @@ func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply
 			return [][][]byte{out}
 		}
 		return [][][]byte{args}
+	case "restore":
+		// A relative TTL as an absolute one: the same arguments with the
+		// TTL replaced and ABSTTL added (Redis's restoreCommand).
+		if len(args) < 4 || eq(args[2], "0") {
+			return [][][]byte{args}
+		}
+		for _, a := range args[4:] {
+			if eq(a, "absttl") {
+				return [][][]byte{args}
+			}
+		}
+		exp, ok := expireOf(args[1])
+		if !ok || exp == 0 {
+			return [][][]byte{args}
+		}
+		out := append([][]byte{}, args...)
+		out[2] = ms(exp)
+		return [][][]byte{append(out, []byte("ABSTTL"))}
 	case "getex":
 		key := args[1]
 		exp, ok := expireOf(key)
