@@ -294,29 +294,39 @@ var (
 
 // BGSave is BGSAVE [SCHEDULE]; it returns the status reply.
 func (e *Engine) BGSave(schedule bool) (string, error) {
+	// Decided under mu alone first: a caller inside a transaction holds
+	// the keyspace's lock, which a start waits for under startMu.
+	if reply, err, done := e.bgsaveCheck(schedule); done {
+		return reply, err
+	}
 	e.startMu.Lock()
 	defer e.startMu.Unlock()
-	e.mu.Lock()
-	j := e.job
-	inExec := e.inExec != nil && e.inExec()
-	switch {
-	case j != nil && j.kind == jobRDB:
-		e.mu.Unlock()
-		return "", ErrBgsaveInProgress
-	case j != nil || inExec:
-		if schedule || inExec {
-			e.bgsaveScheduled = true
-			e.mu.Unlock()
-			return "Background saving scheduled", nil
-		}
-		e.mu.Unlock()
-		return "", ErrChildActive
+	if reply, err, done := e.bgsaveCheck(schedule); done {
+		return reply, err
 	}
-	e.mu.Unlock()
 	if err := e.bgsaveStart(); err != nil {
 		return "", errors.New("ERR")
 	}
 	return "Background saving started", nil
+}
+
+// bgsaveCheck answers BGSAVE when it does not start a save now.
+func (e *Engine) bgsaveCheck(schedule bool) (reply string, err error, done bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.job
+	inExec := e.inExec != nil && e.inExec()
+	switch {
+	case j != nil && j.kind == jobRDB:
+		return "", ErrBgsaveInProgress, true
+	case j != nil || inExec:
+		if schedule || inExec {
+			e.bgsaveScheduled = true
+			return "Background saving scheduled", nil, true
+		}
+		return "", ErrChildActive, true
+	}
+	return "", nil, false
 }
 
 // BGSaveNow starts a BGSAVE unless a child runs.

@@ -43,26 +43,35 @@ func (e *Engine) rewriteLimitedLocked() bool {
 
 // BGRewrite is BGREWRITEAOF; it returns the status reply.
 func (e *Engine) BGRewrite() (string, error) {
+	// Decided under mu alone first (see BGSave).
+	if reply, err, done := e.rewriteCheck(); done {
+		return reply, err
+	}
 	e.startMu.Lock()
 	defer e.startMu.Unlock()
-	e.mu.Lock()
-	j := e.job
-	inExec := e.inExec != nil && e.inExec()
-	switch {
-	case j != nil && j.kind == jobAOF:
-		e.mu.Unlock()
-		return "", ErrRewriteInProgress
-	case j != nil || inExec:
-		e.rewriteScheduled.Store(true)
-		e.rwFails.Store(0) // asked for by hand: not limited
-		e.mu.Unlock()
-		return "Background append only file rewriting scheduled", nil
+	if reply, err, done := e.rewriteCheck(); done {
+		return reply, err
 	}
-	e.mu.Unlock()
 	if err := e.startRewrite(); err != nil {
 		return "", ErrRewriteFailed
 	}
 	return "Background append only file rewriting started", nil
+}
+
+// rewriteCheck answers BGREWRITEAOF when it does not start one now.
+func (e *Engine) rewriteCheck() (reply string, err error, done bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.job
+	switch {
+	case j != nil && j.kind == jobAOF:
+		return "", ErrRewriteInProgress, true
+	case j != nil || e.inExec != nil && e.inExec():
+		e.rewriteScheduled.Store(true)
+		e.rwFails.Store(0) // asked for by hand: not limited
+		return "Background append only file rewriting scheduled", nil, true
+	}
+	return "", nil, false
 }
 
 // startRewrite is rewriteAppendOnlyFileBackground. startMu is held and no
@@ -122,7 +131,14 @@ func (e *Engine) startRewrite() error {
 	delay := e.keyDelay()
 	timestamps := e.w.timestamps.Load()
 	t0 := time.Now()
+	stale := false
 	img := e.host.Snapshot(func() {
+		// appendonly no may have come meanwhile (a transaction's CONFIG
+		// SET, which does not wait for startMu): then no switch.
+		if e.AOFState() != state {
+			stale = true
+			return
+		}
 		if newf != nil {
 			e.w.switchAt(newf)
 			if state == AOFWaitRewrite {
@@ -131,6 +147,18 @@ func (e *Engine) startRewrite() error {
 		}
 	})
 	e.forkUs.Store(time.Since(t0).Microseconds())
+	if stale {
+		img.Release()
+		if newf != nil {
+			newf.Close()
+		}
+		e.mu.Lock()
+		j.killed = true
+		e.mu.Unlock()
+		j.child.Kill()
+		close(j.done)
+		return errors.New("the AOF was turned off meanwhile")
+	}
 	if am != nil {
 		e.mu.Lock()
 		e.manifest = am
@@ -302,6 +330,15 @@ func (e *Engine) killRewrite() {
 
 // StartAppendOnly is startAppendOnly (CONFIG SET appendonly yes).
 func (e *Engine) StartAppendOnly() error {
+	if e.inExec != nil && e.inExec() {
+		// Inside a transaction (which holds the keyspace's lock): the
+		// rewrite is scheduled, without waiting for startMu.
+		if e.state.CompareAndSwap(int32(AOFOff), int32(AOFWaitRewrite)) {
+			e.rewriteScheduled.Store(true)
+			e.host.Warnf("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.")
+		}
+		return nil
+	}
 	e.startMu.Lock()
 	defer e.startMu.Unlock()
 	if e.AOFState() != AOFOff {
@@ -315,9 +352,6 @@ func (e *Engine) StartAppendOnly() error {
 	case j != nil && j.kind != jobAOF:
 		e.rewriteScheduled.Store(true)
 		e.host.Warnf("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
-	case e.inExec != nil && e.inExec():
-		e.rewriteScheduled.Store(true)
-		e.host.Warnf("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.")
 	default:
 		if j != nil {
 			e.host.Warnf("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
@@ -342,13 +376,17 @@ func (e *Engine) StartAppendOnly() error {
 
 // StopAppendOnly is stopAppendOnly (CONFIG SET appendonly no).
 func (e *Engine) StopAppendOnly() {
-	e.startMu.Lock()
-	defer e.startMu.Unlock()
+	// Without startMu: it may come from a transaction, which holds the
+	// keyspace's lock a starting rewrite waits for under startMu; such a
+	// rewrite sees the state change at its cut and stops.
+	e.mu.Lock()
 	if e.AOFState() == AOFOff {
+		e.mu.Unlock()
 		return
 	}
-	e.w.stop()
 	e.state.Store(int32(AOFOff))
+	e.mu.Unlock()
+	e.w.stop()
 	e.rewriteScheduled.Store(false)
 	e.killRewrite()
 	e.w.curSize.Store(0)
