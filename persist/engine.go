@@ -64,6 +64,7 @@ type job struct {
 	rdbForm  bool  // a rewrite's base format
 	dirty    int64 // the change counter when a BGSAVE began
 	meta     ImageMeta
+	img      Image // given up when the job is killed (its walk may wait for a lock the killer holds)
 }
 
 // Engine is the server's persistence: RDB saves, the AOF, their
@@ -267,6 +268,9 @@ func (e *Engine) killJob(kind jobKind) bool {
 	j.killed = true
 	e.mu.Unlock()
 	j.abort()
+	if j.img != nil {
+		j.img.Release()
+	}
 	j.child.Kill()
 	<-j.done
 	return true
@@ -359,6 +363,7 @@ func (e *Engine) bgsaveStart() error {
 	img := e.host.Snapshot(nil)
 	e.forkUs.Store(time.Since(t0).Microseconds())
 	j.meta = img.Meta()
+	j.img = img
 	j.keysAll.Store(j.meta.Keys)
 	if !e.register(j, gen) {
 		img.Release()

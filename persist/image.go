@@ -13,7 +13,9 @@ type Image interface {
 	// records. The first call for a database carries its key and expiry
 	// counts (RESIZEDB). Each stops at fn's first error and returns it.
 	Each(fn func(db int, size, expires uint64, chunk []byte, keys int) error) error
-	// Release frees what the image holds; it is not used after.
+	// Release gives the image up, from any goroutine: a walk under way
+	// stops at its next step (Each returns ErrAborted). Called once the
+	// image is written, or to abort its writing (a killed save).
 	Release()
 }
 

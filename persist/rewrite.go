@@ -165,6 +165,7 @@ func (e *Engine) startRewrite() error {
 		e.mu.Unlock()
 	}
 	j.meta = img.Meta()
+	j.img = img
 	j.keysAll.Store(j.meta.Keys)
 	if !e.register(j, gen) {
 		img.Release()

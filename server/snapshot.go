@@ -44,8 +44,9 @@ func (s *Server) snapshotImageLocked(atCut func()) persist.Image {
 
 // snapshot is the encoded dataset at one instant.
 type snapshot struct {
-	meta persist.ImageMeta
-	dbs  []dbSnapshot
+	meta     persist.ImageMeta
+	dbs      []dbSnapshot
+	released atomic.Bool
 }
 
 type dbSnapshot struct {
@@ -64,6 +65,9 @@ func (sn *snapshot) Meta() persist.ImageMeta { return sn.meta }
 func (sn *snapshot) Each(fn func(db int, size, expires uint64, chunk []byte, keys int) error) error {
 	for _, ds := range sn.dbs {
 		for _, ch := range ds.chunks {
+			if sn.released.Load() {
+				return persist.ErrAborted
+			}
 			if err := fn(ds.id, ds.size, ds.expires, ch.buf, ch.keys); err != nil {
 				return err
 			}
@@ -72,7 +76,9 @@ func (sn *snapshot) Each(fn func(db int, size, expires uint64, chunk []byte, key
 	return nil
 }
 
-func (sn *snapshot) Release() { sn.dbs = nil }
+// Release gives the image up, from any goroutine: a walk under way stops
+// at its next chunk.
+func (sn *snapshot) Release() { sn.released.Store(true) }
 
 // takeSnapshot encodes the whole dataset. The exclusive lock must be held.
 func (s *Server) takeSnapshot() *snapshot {
