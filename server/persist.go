@@ -628,14 +628,15 @@ func okErr(ok bool) string {
 // (an initial AOF being written refuses, unless force), the AOF is
 // fsynced, and the dataset saved when save is set.
 func (s *Server) shutdownSave(save, force bool) error {
-	if s.lua.busySince.Load() != 0 {
-		return errors.New("a script is running")
-	}
 	if err := s.pe.Shutdown(force); err != nil {
 		return err
 	}
 	if !save {
 		return nil
+	}
+	if s.lua.busySince.Load() != 0 {
+		// The script holds the keyspace: no save (SHUTDOWN NOSAVE ends it).
+		return errors.New("a script is running")
 	}
 	s.Logf("Saving the final RDB snapshot before exiting.")
 	if err := s.Save(); err != nil {
