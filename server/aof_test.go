@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sluicedb/sluice/internal/redistest"
 	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/server"
 )
 
 // The AOF at run time: what it records (the same commands redis-server
@@ -359,5 +361,66 @@ func TestAOFLoadingReply(t *testing.T) {
 	waitLoaded(t, addr)
 	if n := c.DBSize(ctx).Val(); n != 3000 {
 		t.Errorf("%d keys after loading", n)
+	}
+}
+
+// An embedded server that serves its sockets on goroutines keeps
+// appendfsync always's promise too: a write's reply goes out only once the
+// write is in the AOF, whichever goroutine wrote it, and a new server
+// started from the directory has every acknowledged write.
+func TestAOFAlwaysOnGoroutines(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	start := func() *server.Server {
+		cfg := server.NewConfig()
+		cfg.ServeOnGoroutines()
+		for _, kv := range [][2]string{{"port", "0"}, {"bind", "127.0.0.1"}, {"dir", dir}, {"appendonly", "yes"}, {"appendfsync", "always"}} {
+			if err := cfg.Set(kv[0], kv[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := server.New(cfg)
+		srv.SetLogger(nil)
+		if err := srv.LoadDataFile(); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	srv := start()
+	addr := srv.Addrs()[0].String()
+	const clients, writes = 4, 100
+	errs := make(chan error, clients)
+	for g := range clients {
+		go func() {
+			c := redistest.Dial(t, addr)
+			for i := range writes {
+				key := "g" + strconv.Itoa(g) + ":" + strconv.Itoa(i) + "."
+				if r, err := c.Do("SET", key, "v"); err != nil || r != "+OK\r\n" {
+					errs <- fmt.Errorf("SET %s: %q %v", key, r, err)
+					return
+				}
+				b, err := os.ReadFile(lastIncr(t, dir))
+				if err != nil || !strings.Contains(string(b), key) {
+					errs <- fmt.Errorf("SET %s acknowledged before it was in the AOF (%v)", key, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	srv.Stop()
+	srv = start()
+	defer srv.Stop()
+	c := redistest.Dial(t, srv.Addrs()[0].String())
+	if r, _ := c.Do("DBSIZE"); r != ":"+strconv.Itoa(clients*writes)+"\r\n" {
+		t.Fatalf("DBSIZE after restart = %q", r)
 	}
 }
