@@ -36,6 +36,7 @@ type shard struct {
 type DB struct {
 	ks     *Keyspace
 	ID     int
+	slots  *slotIndex // cluster mode: the keys of each hash slot (slots.go)
 	shards [NShards]shard
 }
 
@@ -145,6 +146,9 @@ func (db *DB) removeExpired(s *shard, key []byte) {
 	delete(s.vol, string(key))
 	if e != nil {
 		e.vol = false
+		if db.slots != nil {
+			db.slots.del(key)
+		}
 	}
 	db.ks.ExpiredKeys.Add(1)
 	if db.ks.OnExpired != nil {
@@ -213,7 +217,13 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 		e.vol = false
 	}
 	e.lru = db.ks.newLRU(old)
-	s.m[string(key)] = e
+	if old == nil && db.slots != nil {
+		k := string(key)
+		s.m[k] = e
+		db.slots.add(k)
+	} else {
+		s.m[string(key)] = e
+	}
 	db.Modified(key)
 	if old == nil && db.ks.OnCreated != nil {
 		db.ks.OnCreated(db, key, e)
@@ -245,7 +255,17 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 		}
 		s.vol[string(key)] = ms
 	}
-	s.m[string(key)] = e
+	if db.slots != nil {
+		if s.m[string(key)] == nil {
+			k := string(key)
+			s.m[k] = e
+			db.slots.add(k)
+		} else {
+			s.m[string(key)] = e
+		}
+	} else {
+		s.m[string(key)] = e
+	}
 	db.Modified(key)
 	if db.ks.OnCreated != nil {
 		db.ks.OnCreated(db, key, e)
@@ -284,6 +304,9 @@ func (db *DB) Delete(key []byte) bool {
 		return false
 	}
 	delete(s.m, string(key))
+	if db.slots != nil {
+		db.slots.del(key)
+	}
 	if e.vol {
 		delete(s.vol, string(key))
 		e.vol = false
@@ -350,6 +373,9 @@ func (db *DB) Flush() {
 	for i := range db.shards {
 		s := &db.shards[i]
 		s.m, s.vol = nil, nil
+	}
+	if db.slots != nil {
+		db.slots.flush()
 	}
 }
 
