@@ -98,6 +98,13 @@ type Client struct {
 	woff       int64
 	replMaster bool
 
+	// Cluster mode (cmd_cluster.go): ASKING for the next command,
+	// READONLY, and the keys of the command being checked.
+	clAsking   bool
+	clReadOnly bool
+	clSlot     int // the slot of the command's keys (-1: none), for its script
+	clKeys     [][]byte
+
 	// Output produced on other goroutines (pub/sub messages, the reply to a
 	// blocked command served by another client's push), written by the
 	// client's own driver.
@@ -309,6 +316,9 @@ func (c *Client) dispatch(args [][]byte) {
 		if !c.aclPermit(cmd, args) {
 			return
 		}
+	}
+	if srv.cluster != nil && c.clusterRedirect(cmd, args) {
+		return
 	}
 	// Loading, or writes refused for a disk error: one load for both.
 	gate := srv.gate.Load()

@@ -88,6 +88,9 @@ func selectCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
+	if n != 0 && c.clusterNotAllowed("ERR SELECT is not allowed in cluster mode") {
+		return
+	}
 	if n < 0 || n >= int64(c.srv.ks.NumDBs()) {
 		c.w.Error(errDBIndex)
 		return

@@ -85,6 +85,8 @@ func debugCommand(c *Client, args [][]byte) {
 			c.withKeyspace(func() { time.Sleep(d) })
 		}
 		c.w.OK()
+	case eq(sub, "clusterlink") && len(args) == 5 && eq(args[2], "kill"), eq(sub, "drop-cluster-packet-filter") && len(args) == 3:
+		debugCluster(c, args)
 	case eq(sub, "set-active-expire") && len(args) == 3:
 		c.srv.activeExpireOff.Store(string(args[2]) == "0")
 		c.w.OK()

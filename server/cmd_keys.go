@@ -334,6 +334,9 @@ func renameGeneric(c *Client, args [][]byte, nx bool) {
 }
 
 func moveCommand(c *Client, args [][]byte) {
+	if c.clusterNotAllowed("ERR MOVE is not allowed in cluster mode") {
+		return
+	}
 	key := args[1]
 	dbid, ok := c.intArg32(args[2], "")
 	if !ok {
@@ -390,6 +393,9 @@ func copyCommand(c *Client, args [][]byte) {
 			c.w.Error(errSyntax)
 			return
 		}
+	}
+	if dbid != 0 && c.clusterNotAllowed("ERR Copying to another database is not allowed in cluster mode") {
+		return
 	}
 	key, newkey := args[1], args[2]
 	if dbid == c.dbi && bytes.Equal(key, newkey) {
@@ -619,6 +625,9 @@ func flushallCommand(c *Client, args [][]byte) {
 }
 
 func swapdbCommand(c *Client, args [][]byte) {
+	if c.clusterNotAllowed("ERR SWAPDB is not allowed in cluster mode") {
+		return
+	}
 	a, ok := c.intArg32(args[1], "ERR invalid first DB index")
 	if !ok {
 		return

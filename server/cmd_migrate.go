@@ -235,12 +235,16 @@ func migrateCommand(c *Client, args [][]byte) {
 		if selectDB {
 			buf = appendRESPCommand(buf, []byte("SELECT"), strconv.AppendInt(nil, dbid, 10))
 		}
+		restore := []byte("RESTORE")
+		if c.srv.cluster != nil {
+			restore = []byte("RESTORE-ASKING") // the target is importing the slot
+		}
 		for _, it := range items {
 			ttl := strconv.AppendInt(nil, it.ttl, 10)
 			if replace {
-				buf = appendRESPCommand(buf, []byte("RESTORE"), it.key, ttl, it.payload, []byte("REPLACE"))
+				buf = appendRESPCommand(buf, restore, it.key, ttl, it.payload, []byte("REPLACE"))
 			} else {
-				buf = appendRESPCommand(buf, []byte("RESTORE"), it.key, ttl, it.payload)
+				buf = appendRESPCommand(buf, restore, it.key, ttl, it.payload)
 			}
 		}
 		mc.conn.SetDeadline(time.Now().Add(timeout))

@@ -285,7 +285,9 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	changed := len(keys) > 0 && dirtyOf(db, args, keys) != before
 	if !changed {
 		switch cmd.Name {
-		case "publish", "spublish", "copy", "move", "swapdb", "flushall", "flushdb":
+		case "publish", "spublish":
+			changed = c.w.Errors == errs && s.cluster == nil // cluster mode: the bus carries it
+		case "copy", "move", "swapdb", "flushall", "flushdb":
 			changed = c.w.Errors == errs
 		default:
 			changed = len(keys) == 0 && write && c.w.Errors == errs

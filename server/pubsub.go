@@ -97,8 +97,8 @@ func (r *pubsubRegistry) unsubscribeAll(c *Client) {
 		delSub(r.shard, ch, c)
 		r.size.Add(-1)
 	}
-	r.mu.Unlock()
 	c.ps.channels, c.ps.patterns, c.ps.shard = nil, nil, nil
+	r.mu.Unlock()
 	c.ps.nch.Store(0)
 	c.ps.npat.Store(0)
 	c.ps.nshard.Store(0)
@@ -137,17 +137,19 @@ func (c *Client) subscribe(k subKind, names [][]byte) {
 	for _, n := range names {
 		name := string(n)
 		mine := k.mine(c)
+		// The registry lock also guards the client's own maps: the
+		// cluster unsubscribes clients from a slot's shard channels.
+		r.mu.Lock()
 		if *mine == nil {
 			*mine = map[string]struct{}{}
 		}
 		if _, ok := (*mine)[name]; !ok {
 			(*mine)[name] = struct{}{}
 			k.count(c).Add(1)
-			r.mu.Lock()
 			addSub(k.reg(r), name, c)
-			r.mu.Unlock()
 			r.size.Add(1)
 		}
+		r.mu.Unlock()
 		c.w.Push(3)
 		c.w.BulkString(k.name)
 		c.w.Bulk(n)
@@ -161,16 +163,18 @@ func (c *Client) unsubscribe(k subKind, names [][]byte) {
 	c.pushed = true
 	mine := k.mine(c)
 	if len(names) == 0 {
-		if len(*mine) == 0 {
+		r.mu.RLock()
+		all := make([]string, 0, len(*mine))
+		for n := range *mine {
+			all = append(all, n)
+		}
+		r.mu.RUnlock()
+		if len(all) == 0 {
 			c.w.Push(3)
 			c.w.BulkString(kind)
 			c.w.Null()
 			c.w.Int(c.subCount(k))
 			return
-		}
-		all := make([]string, 0, len(*mine))
-		for n := range *mine {
-			all = append(all, n)
 		}
 		for _, n := range all {
 			names = append(names, []byte(n))
@@ -178,14 +182,14 @@ func (c *Client) unsubscribe(k subKind, names [][]byte) {
 	}
 	for _, n := range names {
 		name := string(n)
+		r.mu.Lock()
 		if _, ok := (*mine)[name]; ok {
 			delete(*mine, name)
 			k.count(c).Add(-1)
-			r.mu.Lock()
 			delSub(*k.reg(r), name, c)
-			r.mu.Unlock()
 			r.size.Add(-1)
 		}
+		r.mu.Unlock()
 		c.w.Push(3)
 		c.w.BulkString(kind)
 		c.w.Bulk(n)
@@ -202,10 +206,42 @@ func sunsubscribeCommand(c *Client, args [][]byte) { c.unsubscribe(kindShard, ar
 
 func publishCommand(c *Client, args [][]byte) {
 	c.w.Int(int64(c.srv.publish(c, args[1], args[2], false)))
+	if cl := c.srv.cluster; cl != nil {
+		cl.Publish(args[1], args[2], false) // to every node over the bus
+	}
 }
 
 func spublishCommand(c *Client, args [][]byte) {
 	c.w.Int(int64(c.srv.publish(c, args[1], args[2], true)))
+	if cl := c.srv.cluster; cl != nil {
+		cl.Publish(args[1], args[2], true) // to the nodes of this shard
+	}
+}
+
+// unsubscribeShardAsync unsubscribes c, from another goroutine, from
+// shard channels of a slot its shard no longer serves, sending it the
+// sunsubscribe messages.
+func (c *Client) unsubscribeShardAsync(chans []string) {
+	r := &c.srv.pubsub
+	w := resp.Writer{Proto: c.w.Proto}
+	r.mu.Lock()
+	for _, ch := range chans {
+		if _, ok := c.ps.shard[ch]; !ok {
+			continue
+		}
+		delete(c.ps.shard, ch)
+		c.ps.nshard.Add(-1)
+		delSub(r.shard, ch, c)
+		r.size.Add(-1)
+		w.Push(3)
+		w.BulkString("sunsubscribe")
+		w.BulkString(ch)
+		w.Int(int64(c.ps.nshard.Load()))
+	}
+	r.mu.Unlock()
+	if len(w.Buf) > 0 {
+		c.deliver(w.Buf)
+	}
 }
 
 // publish delivers msg to channel's subscribers and the matching pattern

@@ -77,6 +77,9 @@ func (s *Server) replLink() *replLink {
 // REPLICAOF host port | NO ONE (and SLAVEOF).
 func replicaofCommand(c *Client, args [][]byte) {
 	s := c.srv
+	if c.clusterNotAllowed("ERR REPLICAOF not allowed in cluster mode.") {
+		return
+	}
 	if eq(args[1], "no") && eq(args[2], "one") {
 		if s.replLink() != nil {
 			s.promote()

@@ -149,7 +149,8 @@ func (s *Server) replCron() {
 		r.mu.Lock()
 		now := time.Now()
 		period, _ := strconv.Atoi(s.cfg.Get("repl-ping-replica-period"))
-		if len(r.replicas) > 0 && r.link == nil && now.Sub(r.lastPing) >= time.Duration(max(period, 1))*time.Second {
+		mfPaused := s.cluster != nil && s.cluster.ManualFailoverPaused() // the replica waits for this offset
+		if len(r.replicas) > 0 && r.link == nil && !mfPaused && now.Sub(r.lastPing) >= time.Duration(max(period, 1))*time.Second {
 			r.lastPing = now
 			r.feedLocked(-1, [][]byte{[]byte("PING")})
 		}

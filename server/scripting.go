@@ -68,6 +68,11 @@ type scriptRun struct {
 	wrote    bool
 	cmd      []string // the running FCALL's arguments (FUNCTION STATS)
 	keys     [][]byte // the keys the caller declared (client tracking)
+	// Cluster mode: the slot of the keys used so far (-1: none) and
+	// whether keys of other slots are allowed (EVAL without shebang,
+	// allow-cross-slot-keys).
+	clSlot    int
+	crossSlot bool
 }
 
 // scriptingState is the server's scripting state (the Server embeds it):
@@ -165,6 +170,9 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 	if cmd.flags&flagWrite != 0 && srv.replicasMissing() {
 		return errNoReplicas // scriptVerifyWriteCommandAllow
 	}
+	if srv.cluster != nil {
+		return run.pc.clusterScriptCheck(run.caller, cmd, argv, &run.clSlot, run.crossSlot)
+	}
 	return ""
 }
 
@@ -243,8 +251,13 @@ const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 // checkFlags applies scriptPrepareForRun's flag checks.
 func (st *scriptingState) checkFlags(c *Client, flags lua.Flags, ro bool) bool {
 	c.scriptAllowOOM = flags&(lua.Compat|lua.AllowOOM) == lua.AllowOOM
+	st.run.clSlot, st.run.crossSlot = c.clSlot, flags&(lua.Compat|lua.AllowCrossSlot) != 0
 	if flags&lua.Compat != 0 {
 		return true
+	}
+	if flags&lua.NoCluster != 0 && c.srv.cluster != nil {
+		c.w.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+		return false
 	}
 	if flags&lua.NoWrites == 0 && ro {
 		c.w.Error("ERR Can not execute a script with write flag using *_ro command.")

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/cluster"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/store"
 )
@@ -113,12 +114,13 @@ type Server struct {
 
 	opsMu                    sync.Mutex // instantaneous_ops_per_sec state
 	opsAt, opsCount, opsRate int64
-	blocking                 blockRegistry // clients blocked on keys (blocking.go)
-	ev                       *evictState   // maxmemory (evict.go)
-	pause                    pauseState    // CLIENT PAUSE (pause.go)
-	repl                     replState     // replication, both sides (replication.go, replica.go)
-	tls                      tlsState      // TLS configuration in force (tls.go)
-	embed                    embedState    // the embedded mode's hooks (embed.go)
+	blocking                 blockRegistry    // clients blocked on keys (blocking.go)
+	ev                       *evictState      // maxmemory (evict.go)
+	pause                    pauseState       // CLIENT PAUSE (pause.go)
+	repl                     replState        // replication, both sides (replication.go, replica.go)
+	tls                      tlsState         // TLS configuration in force (tls.go)
+	embed                    embedState       // the embedded mode's hooks (embed.go)
+	cluster                  *cluster.Cluster // cluster mode (cmd_cluster.go), nil when off
 }
 
 // OnReset registers fn to run when a client sends RESET.
@@ -153,6 +155,9 @@ func New(cfg *Config) *Server {
 	cfg.listenHook = s.applyListen
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.ks = store.New(dbs, nloops+1)
+	if cfg.Get("cluster-enabled") == "yes" {
+		s.ks.EnableSlotIndex(cluster.KeySlotString)
+	}
 	s.avgTTL = make([]atomic.Int64, dbs)
 	s.wireWatches()
 	s.wirePubSub()
@@ -273,6 +278,12 @@ func (s *Server) Serve(lns ...net.Listener) error {
 	}
 	s.lnMu.Unlock()
 	s.cfg.running.Store(true)
+	if s.cfg.Get("cluster-enabled") == "yes" {
+		if err := s.startCluster(); err != nil {
+			closeAll(lns)
+			return err
+		}
+	}
 	if len(s.loops) > 0 {
 		if err := s.startLoops(lns); err != nil {
 			return err
@@ -408,6 +419,9 @@ func (s *Server) removeClient(c *Client) {
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopCh)
+		if s.cluster != nil {
+			s.cluster.Stop()
+		}
 		s.abortScripts() // a loop held by a script must come back to stop
 		s.lnMu.Lock()
 		closeAll(s.lns)

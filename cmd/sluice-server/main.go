@@ -109,13 +109,17 @@ func run(argv []string) int {
 			port = strconv.Itoa(ta.Port)
 		}
 	}
+	mode := "standalone"
+	if cfg.Get("cluster-enabled") == "yes" {
+		mode = "cluster"
+	}
 	if cfg.Get("always-show-logo") == "yes" {
 		// Redis's ASCII-art logo, in words: the lines that carry the
 		// version, port and PID, which scripts (and Redis's own test
 		// harness) look for.
-		srv.LogRaw(server.LogNotice, fmt.Sprintf("\n    Sluice %s (Redis %s compatible) 64 bit\n    Running in standalone mode\n    Port: %s\n    PID: %d\n\n", server.SluiceVersion, server.Version, port, os.Getpid()))
+		srv.LogRaw(server.LogNotice, fmt.Sprintf("\n    Sluice %s (Redis %s compatible) 64 bit\n    Running in %s mode\n    Port: %s\n    PID: %d\n\n", server.SluiceVersion, server.Version, mode, port, os.Getpid()))
 	} else {
-		srv.Logf("Running mode=standalone, port=%s.", port)
+		srv.Logf("Running mode=%s, port=%s.", mode, port)
 	}
 	srv.Warnf("Server initialized")
 	if persistent {
