@@ -2,8 +2,8 @@ package cluster
 
 import (
 	"bufio"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"sort"

@@ -250,7 +250,7 @@ const (
 // clusterHost is the server as the cluster package sees it.
 type clusterHost struct{ s *Server }
 
-func (h clusterHost) Log(level int, msg string)  { h.s.LogAt(level, "%s", msg) }
+func (h clusterHost) Log(level int, msg string) { h.s.LogAt(level, "%s", msg) }
 func (h clusterHost) Config(name string) string { return h.s.cfg.Get(name) }
 
 func (h clusterHost) Fatal(msg string) {
