@@ -110,6 +110,7 @@ func slotArg(w *resp.Writer, b []byte) int {
 func (c *Cluster) Command(w *resp.Writer, args [][]byte, plaintext bool) {
 	c.mu.Lock()
 	defer c.unlock()
+	c.updateMyselfAnnounced() // CONFIG SET of an announced address shows at once
 	sub := strings.ToLower(string(args[1]))
 	argc := len(args)
 	me := c.myself

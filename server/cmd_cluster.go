@@ -412,3 +412,27 @@ func debugCluster(c *Client, args [][]byte) {
 		c.w.OK()
 	}
 }
+
+// clusterRedirectBlocked unblocks, with MOVED or CLUSTERDOWN, the clients
+// blocked on keys of slots this node no longer serves or while the
+// cluster is down (clusterRedirectBlockedClientIfNeeded, from the cron).
+func (s *Server) clusterRedirectBlocked() {
+	b := &s.blocking
+	if b.count.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	ws := make([]*waiter, 0, len(b.byClient))
+	for _, w := range b.byClient {
+		if len(w.keys) > 0 {
+			ws = append(ws, w)
+		}
+	}
+	b.mu.Unlock()
+	for _, w := range ws {
+		r := s.cluster.BlockedRedirect([]byte(w.keys[0]), w.c.clReadOnly, w.cmd != nil && w.cmd.flags&flagWrite != 0)
+		if r.Code != cluster.RedirNone {
+			b.finish(w, []byte("-"+s.cluster.Error(r, false)+"\r\n"))
+		}
+	}
+}

@@ -351,6 +351,9 @@ func (s *Server) cron() {
 		s.slowScriptCheck()
 		s.shutdownCron()
 		s.migrate.expire(time.Now())
+		if s.cluster != nil {
+			s.clusterRedirectBlocked()
+		}
 		timeout := s.cfg.timeoutSec.Load()
 		if timeout <= 0 {
 			continue
