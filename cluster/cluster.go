@@ -22,9 +22,9 @@ const (
 )
 
 // Host is what the cluster needs from the server it runs in. The cluster
-// calls it with its own lock held, except DelKeysInSlot and FlushAll,
-// which take the keyspace's locks and are called after the cluster's lock
-// is released.
+// calls it with its own lock held, except DelKeysInSlot, Publish,
+// UnsubscribeShardSlot and FlushAll, which are called after the cluster's
+// lock is released.
 type Host interface {
 	// Log writes a line to the server's log at a Log* level.
 	Log(level int, msg string)
@@ -58,7 +58,9 @@ type Host interface {
 	GetKeysInSlot(slot, max int) []string
 	// DelKeysInSlot deletes the keys of a slot (a slot taken away).
 	DelKeysInSlot(slot int) int
-	// FlushAll empties the dataset (a replica reset to master).
+	// FlushAll empties the dataset (a replica reset to master). It is
+	// called during CLUSTER RESET, which the server runs with the
+	// keyspace held exclusively.
 	FlushAll()
 
 	// Publish delivers a message that came over the bus to the local

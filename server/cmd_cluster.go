@@ -49,7 +49,7 @@ func init() {
 			{Name: "nodes", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Get Cluster config for the node", Complexity: "O(N) where N is the total number of Cluster nodes", Fn: sub},
 			{Name: "replicas", Arity: 3, Flags: []string{"admin", "stale"}, Group: "cluster", Since: "5.0.0", Summary: "List replica nodes of the specified master node", Complexity: "O(1)", Fn: sub},
 			{Name: "replicate", Arity: 3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Reconfigure a node as a replica of the specified master node", Complexity: "O(1)", Fn: sub},
-			{Name: "reset", Arity: -2, Flags: []string{"admin", "stale", "noscript"}, Group: "cluster", Since: "3.0.0", Summary: "Reset a Redis Cluster node", Complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", Fn: sub},
+			{Name: "reset", Arity: -2, Flags: []string{"admin", "stale", "noscript", "lock_all"}, Group: "cluster", Since: "3.0.0", Summary: "Reset a Redis Cluster node", Complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", Fn: sub},
 			{Name: "saveconfig", Arity: 2, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Forces the node to save cluster state on disk", Complexity: "O(1)", Fn: sub},
 			{Name: "set-config-epoch", Arity: 3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Set the configuration epoch in a new node", Complexity: "O(1)", Fn: sub},
 			{Name: "setslot", Arity: -4, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Bind a hash slot to a specific node", Complexity: "O(1)", Fn: sub},
@@ -319,13 +319,13 @@ func (h clusterHost) DelKeysInSlot(slot int) int {
 	return n
 }
 
+// FlushAll empties the dataset for CLUSTER RESET of a replica, which
+// holds the keyspace exclusively (lock_all).
 func (h clusterHost) FlushAll() {
 	ks := h.s.ks
-	ks.Lock.Lock()
 	for i := 0; i < ks.NumDBs(); i++ {
 		ks.DB(i).Flush()
 	}
-	ks.Lock.Unlock()
 }
 
 func (h clusterHost) Publish(channel, message []byte, shard bool) {
