@@ -266,7 +266,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		pi := s.pe.Info()
 		f("latest_fork_usec:%d", pi.ForkUsec)
 		f("total_forks:%d", pi.Forks)
-		f("migrate_cached_sockets:%d", s.migrate.size())
+		f("migrate_cached_sockets:%d", s.migrate.Size())
 		f("slave_expires_tracked_keys:0")
 		f("active_defrag_hits:0")
 		f("active_defrag_misses:0")

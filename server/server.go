@@ -35,8 +35,8 @@ type Server struct {
 	// activeExpireOff is DEBUG SET-ACTIVE-EXPIRE 0: expired keys go only
 	// when touched.
 	activeExpireOff atomic.Bool
-	migrate         migrateCache // MIGRATE's connections to other servers
-	lazyfreed       atomic.Int64 // INFO lazyfreed_objects
+	migrate         cluster.Migrator // MIGRATE's connections to other servers
+	lazyfreed       atomic.Int64     // INFO lazyfreed_objects
 	latmon          latencyMonitor
 	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
 
@@ -350,7 +350,7 @@ func (s *Server) cron() {
 		s.gateUpdate()
 		s.slowScriptCheck()
 		s.shutdownCron()
-		s.migrate.expire(time.Now())
+		s.migrate.Expire(time.Now())
 		if s.cluster != nil {
 			s.clusterRedirectBlocked()
 		}

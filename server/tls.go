@@ -230,7 +230,7 @@ func (s *Server) wireTLS() {
 	s.tls.auth.Store(int64(tlsconf.ParseAuthClients(s.cfg.Get("tls-auth-clients"))))
 	s.cfg.tlsAuthHook = func(v string) { s.tls.auth.Store(int64(tlsconf.ParseAuthClients(v))) }
 	// MIGRATE speaks TLS to its target with tls-cluster, as Redis's does.
-	s.migrate.wrap = func(conn net.Conn, timeout time.Duration) (net.Conn, error) {
+	s.migrate.Wrap = func(conn net.Conn, timeout time.Duration) (net.Conn, error) {
 		if s.cfg.Get("tls-cluster") != "yes" {
 			return conn, nil
 		}
