@@ -654,9 +654,12 @@ func (c *Cluster) setMaster(n *Node) {
 	}
 	me.slaveOf = n
 	n.addSlave(me)
+	c.rt.nodesDirty = true
+	// Commands see the new slot owners before the server turns read-only,
+	// so a write gets MOVED rather than READONLY.
+	c.publishRoutes()
 	c.host.ReplicaOf(n.ip, n.port)
 	c.resetManualFailover()
-	c.rt.nodesDirty = true
 }
 
 // reset is CLUSTER RESET: forget every other node, release the slots, turn

@@ -711,7 +711,7 @@ func (c *Cluster) writeShardNode(w *resp.Writer, n *Node, tlsCluster bool) {
 	if tlsCluster {
 		plainPort, tlsPort = n.pport, n.port
 	}
-	count := 7
+	count := 6 // id, ip, endpoint, role, replication-offset, health
 	if plainPort != 0 {
 		count++
 	}

@@ -764,6 +764,9 @@ func clientKillCmd(c *Client, args [][]byte) {
 		}
 		killed++
 	}
+	if len(args) == 3 && killed == 0 {
+		killed = c.srv.killMasterLink(string(addr))
+	}
 	if len(args) == 3 {
 		if killed == 0 {
 			c.w.Error("ERR No such client")

@@ -107,6 +107,22 @@ func replicaofCommand(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
+// killMasterLink is CLIENT KILL addr of the master's client: the link to
+// the master at addr is dropped (it reconnects); 1 when there was one.
+func (s *Server) killMasterLink(addr string) int {
+	l := s.replLink()
+	if l == nil || net.JoinHostPort(l.host, strconv.Itoa(l.port)) != addr {
+		return 0
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.conn == nil {
+		return 0
+	}
+	l.conn.Close()
+	return 1
+}
+
 // replicaOf makes the server a replica of host:port.
 func (s *Server) replicaOf(host string, port int, atStart bool) {
 	s.replicaStop()
