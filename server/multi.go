@@ -117,7 +117,8 @@ func (c *Client) txQueuedWithout(f cmdFlag) bool {
 // keyspace exclusively locked.
 func (c *Client) txNeedsAll() bool {
 	for _, cmd := range c.tx.names {
-		if cmd.flags&flagLockAll != 0 || cmd.Name == "select" {
+		// DEBUG (SLEEP, RELOAD...) holds the whole server, as in Redis.
+		if cmd.flags&flagLockAll != 0 || cmd.Name == "select" || cmd.Name == "debug" {
 			return true
 		}
 	}

@@ -50,6 +50,7 @@ type replLink struct {
 	conn     net.Conn
 	mc       *Client // applies the stream
 	mreplid  string  // the master's replication id (continuing after a drop)
+	killed   atomic.Bool // CLIENT KILL of the master: what was read is not applied
 }
 
 func (l *replLink) roleState() string {
@@ -119,6 +120,7 @@ func (s *Server) killMasterLink(addr string) int {
 	if l.conn == nil {
 		return 0
 	}
+	l.killed.Store(true)
 	l.conn.Close()
 	return 1
 }
@@ -287,6 +289,7 @@ func (l *replLink) session() error {
 		return nil
 	}
 	l.conn = conn
+	l.killed.Store(false)
 	l.wmu.Unlock()
 	defer func() {
 		l.wmu.Lock()
@@ -525,6 +528,9 @@ func (l *replLink) stream(br *bufio.Reader, conn net.Conn, timeout time.Duration
 				}
 				if perr != nil {
 					return perr
+				}
+				if l.killed.Load() {
+					return errors.New("link killed")
 				}
 				if len(args) > 0 && !l.stopped() {
 					l.apply(args)
