@@ -65,7 +65,7 @@ func clusterCommand(c *Client, args [][]byte) {
 		c.w.Error(errNoCluster)
 		return
 	}
-	c.srv.cluster.Command(&c.w, args, false)
+	c.srv.cluster.Command(&c.w, args, c.plaintextClient())
 }
 
 // READONLY and READWRITE.
@@ -151,7 +151,7 @@ func (c *Client) clusterRedirect(cmd *Command, args [][]byte) bool {
 	} else if c.tx != nil {
 		c.tx.dirty = true
 	}
-	c.w.Error(c.srv.cluster.Error(r, false))
+	c.w.Error(c.srv.cluster.Error(r, c.plaintextClient()))
 	return true
 }
 
@@ -368,9 +368,17 @@ func (h clusterHost) UnsubscribeShardSlot(slot int) {
 func (h clusterHost) PauseWrites(until int64) { h.s.pauseClients(pauseWrite, until) }
 func (h clusterHost) UnpauseWrites()          { h.s.unpauseClients() }
 
-// clusterTLS is where tls-cluster gets the bus's TLS configurations
-// (listener, outbound links); nil until the server has TLS.
-func (s *Server) clusterTLS() (srv, cli *tls.Config) { return nil, nil }
+// clusterTLS gives the bus its TLS configurations with tls-cluster.
+func (s *Server) clusterTLS() (srv, cli *tls.Config) {
+	srv, cli, _ = s.ClusterTLS()
+	return srv, cli
+}
+
+// plaintextClient: a client not on TLS in a TLS cluster is shown the
+// nodes' plaintext ports (MOVED, CLUSTER NODES/SLOTS/REPLICAS).
+func (c *Client) plaintextClient() bool {
+	return c.tls == nil && c.srv.cfg.Get("tls-cluster") == "yes"
+}
 
 // clusterInfo is INFO's cluster_connections, or (mem) mem_cluster_links.
 func (s *Server) clusterInfo(mem bool) int {
