@@ -48,8 +48,8 @@ type replLink struct {
 	stopOnce sync.Once
 	wmu      sync.Mutex
 	conn     net.Conn
-	mc       *Client // applies the stream
-	mreplid  string  // the master's replication id (continuing after a drop)
+	mc       *Client     // applies the stream
+	mreplid  string      // the master's replication id (continuing after a drop)
 	killed   atomic.Bool // CLIENT KILL of the master: what was read is not applied
 }
 
