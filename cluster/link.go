@@ -91,8 +91,8 @@ func (l *link) writer() {
 				conn.Close()
 				break
 			}
-			if cap(buf) > 1<<20 {
-				buf = nil
+			if cap(buf) > 64<<10 {
+				buf = nil // a burst's buffer is not kept (send-buffer-allocated)
 			}
 			spare = buf
 		}

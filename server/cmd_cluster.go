@@ -21,9 +21,9 @@ const errNoCluster = "ERR This instance has cluster support disabled"
 func init() {
 	sub := clusterCommand
 	register(
-		&Command{Name: "readonly", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read queries for a connection to a cluster replica node", Complexity: "O(1)", Fn: readonlyCommand},
-		&Command{Name: "readwrite", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Disables read queries for a connection to a cluster replica node", Complexity: "O(1)", Fn: readonlyCommand},
-		&Command{Name: "asking", Arity: 1, Flags: []string{"fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Sent by cluster clients after an -ASK redirect", Complexity: "O(1)", Fn: askingCommand},
+		&Command{Name: "readonly", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read queries for a connection to a cluster replica node", Complexity: "O(1)", Fn: clusterCommand},
+		&Command{Name: "readwrite", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Disables read queries for a connection to a cluster replica node", Complexity: "O(1)", Fn: clusterCommand},
+		&Command{Name: "asking", Arity: 1, Flags: []string{"fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Sent by cluster clients after an -ASK redirect", Complexity: "O(1)", Fn: clusterCommand},
 		&Command{Name: "restore-asking", Arity: -4, Flags: []string{"write", "denyoom", "asking"}, First: 1, Last: 1, Step: 1, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Group: "server", Since: "3.0.0", Summary: "An internal command for migrating keys in a cluster", Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", Fn: restoreCommand},
 		// CLUSTER and its subcommands, with Redis 7.0.15's metadata (so
 		// COMMAND lists them and scripts get the noscript error for the
@@ -60,31 +60,21 @@ func init() {
 	)
 }
 
+// clusterCommand is CLUSTER and its subcommands, ASKING, READONLY and
+// READWRITE.
 func clusterCommand(c *Client, args [][]byte) {
-	if c.srv.cluster == nil {
+	switch {
+	case c.srv.cluster == nil:
 		c.w.Error(errNoCluster)
-		return
+	case len(args) > 1:
+		c.srv.cluster.Command(&c.w, args, c.plaintextClient())
+	case eq(args[0], "asking"):
+		c.clAsking = true
+		c.w.OK()
+	default:
+		c.clReadOnly = eq(args[0], "readonly")
+		c.w.OK()
 	}
-	c.srv.cluster.Command(&c.w, args, c.plaintextClient())
-}
-
-// READONLY and READWRITE.
-func readonlyCommand(c *Client, args [][]byte) {
-	if c.srv.cluster == nil {
-		c.w.Error(errNoCluster)
-		return
-	}
-	c.clReadOnly = eq(args[0], "readonly")
-	c.w.OK()
-}
-
-func askingCommand(c *Client, args [][]byte) {
-	if c.srv.cluster == nil {
-		c.w.Error(errNoCluster)
-		return
-	}
-	c.clAsking = true
-	c.w.OK()
 }
 
 // clusterKeys appends the keys getNodeByQuery looks at for cmd: its keys,
