@@ -431,10 +431,12 @@ func clusterScenario(t *testing.T, kinds []string) {
 }
 
 func TestRedisCLIClusterSluice(t *testing.T) {
+	t.Parallel()
 	clusterScenario(t, []string{"sluice", "sluice", "sluice", "sluice", "sluice", "sluice"})
 }
 
 func TestRedisCLIClusterMixed(t *testing.T) {
+	t.Parallel()
 	clusterScenario(t, []string{"redis", "sluice", "redis", "sluice", "redis", "sluice"})
 }
 
