@@ -136,6 +136,7 @@ type Cluster struct {
 	lockFile   *os.File
 	lns        []net.Listener
 	stopCh     chan struct{}
+	links      map[*link]struct{} // every live link, with a node or not yet
 	stopped    bool
 	wg         sync.WaitGroup
 	after      []func() // host calls made once the lock is released
@@ -173,6 +174,7 @@ func New(host Host, opts Options) (*Cluster, error) {
 		dropFilter:     -1,
 		mfMasterOffset: -1,
 		stopCh:         make(chan struct{}),
+		links:          make(map[*link]struct{}),
 	}
 	c.rt.init()
 	c.configFile = host.Config("cluster-config-file")
@@ -256,13 +258,10 @@ func (c *Cluster) Stop() {
 	for _, ln := range c.lns {
 		ln.Close()
 	}
-	for _, n := range c.nodes {
-		if n.link != nil {
-			c.freeLink(n.link)
-		}
-		if n.inLink != nil {
-			c.freeLink(n.inLink)
-		}
+	// Every link, including accepted ones no node claimed yet: their
+	// goroutines must end before Wait returns.
+	for l := range c.links {
+		c.freeLink(l)
 	}
 	c.mu.Unlock()
 	c.wg.Wait()

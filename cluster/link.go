@@ -33,6 +33,7 @@ type link struct {
 
 func newLink(c *Cluster, n *Node) *link {
 	l := &link{c: c, ctime: mstime(), node: n, inbound: n == nil, wake: make(chan struct{}, 1), rcvSize: 1024}
+	c.links[l] = struct{}{}
 	if n != nil {
 		n.link = l
 	}
@@ -150,6 +151,7 @@ func (c *Cluster) freeLink(l *link) {
 		return
 	}
 	l.freed = true
+	delete(c.links, l)
 	l.close()
 	if n := l.node; n != nil {
 		if n.link == l {

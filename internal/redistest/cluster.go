@@ -58,9 +58,10 @@ func StartSluiceCluster(tb testing.TB, masters, replicasPerMaster int, directive
 			tb.Fatalf("CLUSTER REPLICATE: %q", got)
 		}
 	}
-	waitUntil(tb, 20*time.Second, "cluster_state:ok on every node", func() bool {
+	waitUntil(tb, 20*time.Second, "cluster_state:ok and every replica known on every node", func() bool {
 		for _, a := range addrs {
-			if !strings.Contains(do(a, "CLUSTER", "INFO"), "cluster_state:ok") {
+			if !strings.Contains(do(a, "CLUSTER", "INFO"), "cluster_state:ok") ||
+				strings.Count(do(a, "CLUSTER", "NODES"), "slave ") != masters*replicasPerMaster {
 				return false
 			}
 		}
