@@ -15,6 +15,7 @@ import (
 	"iter"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/sluicedb/sluice/resp"
 )
@@ -87,10 +88,21 @@ func appendEncodedInt(dst []byte, v int64) ([]byte, bool) {
 	return dst, false
 }
 
+// Enc writes values as Redis 7.0 does. The package's Append functions use
+// the zero Enc; NoCompress leaves strings uncompressed, as Redis does with
+// rdbcompression no (and as a snapshot's writers do when they encode a
+// key they are about to change, where time matters more than size).
+type Enc struct {
+	NoCompress bool
+}
+
 // AppendString appends s as rdbSaveRawString does: as an integer when it
 // is a short canonical integer, LZF-compressed when longer than 20 bytes
 // and compression saves at least 4 bytes, else length and bytes.
-func AppendString(dst, s []byte) []byte {
+func AppendString(dst, s []byte) []byte { return Enc{}.String(dst, s) }
+
+// String is AppendString.
+func (c Enc) String(dst, s []byte) []byte {
 	if len(s) <= 11 {
 		if v, ok := parseInt(s); ok {
 			if out, ok := appendEncodedInt(dst, v); ok {
@@ -98,12 +110,18 @@ func AppendString(dst, s []byte) []byte {
 			}
 		}
 	}
-	if len(s) > 20 {
-		if c := lzfCompress(s, len(s)-4); c != nil {
+	if len(s) > 20 && !c.NoCompress {
+		t := lzfTables.Get().(*lzfTable)
+		c := t.compress(s, len(s)-4)
+		if c != nil {
 			dst = append(dst, 0xC0|encLZF)
 			dst = AppendLen(dst, uint64(len(c)))
 			dst = AppendLen(dst, uint64(len(s)))
-			return append(dst, c...)
+			dst = append(dst, c...)
+		}
+		lzfTables.Put(t)
+		if c != nil {
+			return dst
 		}
 	}
 	dst = AppendLen(dst, uint64(len(s)))
@@ -179,24 +197,57 @@ func EncodeList(fill int, elems iter.Seq[[]byte]) []byte {
 	return Finish(AppendList([]byte{TypeListQuicklist2}, fill, elems))
 }
 
+// encScratch is the reusable working memory of the collection encoders,
+// so that encoding a dataset allocates next to nothing.
+type encScratch struct {
+	lp    Listpack
+	nodes []byte // finished quicklist node blobs, back to back
+	ends  []int  // end offset of each node in nodes
+	plain []bool // whether each node is a plain (huge element) node
+}
+
+var encScratches = sync.Pool{New: func() any { return new(encScratch) }}
+
+// scratchKeep is the largest buffer a scratch keeps for reuse.
+const scratchKeep = 1 << 20
+
+func getScratch() *encScratch { return encScratches.Get().(*encScratch) }
+
+func putScratch(sc *encScratch) {
+	if cap(sc.nodes) > scratchKeep || cap(sc.lp.b) > scratchKeep {
+		return
+	}
+	sc.lp.Reset()
+	sc.nodes, sc.ends, sc.plain = sc.nodes[:0], sc.ends[:0], sc.plain[:0]
+	encScratches.Put(sc)
+}
+
 // AppendList appends the body of a list of type TypeListQuicklist2 (what
 // follows the type byte, in a payload or an RDB file).
 func AppendList(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
-	var nodes [][]byte // finished node blobs; nil entries are plain nodes
-	var plain [][]byte
-	var lp Listpack
+	return Enc{}.List(dst, fill, elems)
+}
+
+// List is AppendList.
+func (c Enc) List(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
+	sc := getScratch()
+	defer putScratch(sc)
+	lp := &sc.lp
+	lp.Reset()
 	flush := func() {
 		if lp.Len() > 0 {
-			nodes = append(nodes, append([]byte(nil), lp.Bytes()...))
-			plain = append(plain, nil)
+			sc.nodes = append(sc.nodes, lp.Bytes()...)
+			sc.ends = append(sc.ends, len(sc.nodes))
+			sc.plain = append(sc.plain, false)
 			lp.Reset()
 		}
 	}
 	for v := range elems {
 		if len(v) >= qlPackedThresh {
 			flush()
-			nodes = append(nodes, nil)
-			plain = append(plain, append([]byte(nil), v...))
+			sc.nodes = append(sc.nodes, v...)
+			sc.ends = append(sc.ends, len(sc.nodes))
+			sc.plain = append(sc.plain, true)
 			continue
 		}
 		if lp.Len() > 0 && !qlAllowInsert(lp.Size(), lp.Len(), len(v), fill) {
@@ -205,15 +256,16 @@ func AppendList(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
 		lp.Append(v)
 	}
 	flush()
-	out := AppendLen(dst, uint64(len(nodes)))
-	for i, n := range nodes {
-		if n == nil {
+	out := AppendLen(dst, uint64(len(sc.ends)))
+	start := 0
+	for i, end := range sc.ends {
+		if sc.plain[i] {
 			out = AppendLen(out, containerPlain)
-			out = AppendString(out, plain[i])
-			continue
+		} else {
+			out = AppendLen(out, containerPacked)
 		}
-		out = AppendLen(out, containerPacked)
-		out = AppendString(out, n)
+		out = c.String(out, sc.nodes[start:end])
+		start = end
 	}
 	return out
 }
@@ -224,8 +276,11 @@ func EncodeIntset(vals []int64) []byte {
 }
 
 // AppendIntsetValue appends the body of a TypeSetIntset set.
-func AppendIntsetValue(dst []byte, vals []int64) []byte {
-	return AppendString(dst, AppendIntset(nil, vals))
+func AppendIntsetValue(dst []byte, vals []int64) []byte { return Enc{}.Intset(dst, vals) }
+
+// Intset is AppendIntsetValue.
+func (c Enc) Intset(dst []byte, vals []int64) []byte {
+	return c.String(dst, AppendIntset(nil, vals))
 }
 
 // EncodeSet returns the payload of a hashtable-encoded set of n members.
@@ -235,9 +290,14 @@ func EncodeSet(n int, members iter.Seq[[]byte]) []byte {
 
 // AppendSet appends the body of a TypeSet set of n members.
 func AppendSet(dst []byte, n int, members iter.Seq[[]byte]) []byte {
+	return Enc{}.Set(dst, n, members)
+}
+
+// Set is AppendSet.
+func (c Enc) Set(dst []byte, n int, members iter.Seq[[]byte]) []byte {
 	out := AppendLen(dst, uint64(n))
 	for m := range members {
-		out = AppendString(out, m)
+		out = c.String(out, m)
 	}
 	return out
 }
@@ -249,12 +309,20 @@ func EncodeHashListpack(pairs iter.Seq2[[]byte, []byte]) []byte {
 
 // AppendHashListpack appends the body of a TypeHashListpack hash.
 func AppendHashListpack(dst []byte, pairs iter.Seq2[[]byte, []byte]) []byte {
-	var lp Listpack
+	return Enc{}.HashListpack(dst, pairs)
+}
+
+// HashListpack is AppendHashListpack.
+func (c Enc) HashListpack(dst []byte, pairs iter.Seq2[[]byte, []byte]) []byte {
+	sc := getScratch()
+	defer putScratch(sc)
+	lp := &sc.lp
+	lp.Reset()
 	for f, v := range pairs {
 		lp.Append(f)
 		lp.Append(v)
 	}
-	return AppendString(dst, lp.Bytes())
+	return c.String(dst, lp.Bytes())
 }
 
 // EncodeHash returns the payload of a hashtable-encoded hash of n fields.
@@ -264,10 +332,15 @@ func EncodeHash(n int, pairs iter.Seq2[[]byte, []byte]) []byte {
 
 // AppendHash appends the body of a TypeHash hash of n fields.
 func AppendHash(dst []byte, n int, pairs iter.Seq2[[]byte, []byte]) []byte {
+	return Enc{}.Hash(dst, n, pairs)
+}
+
+// Hash is AppendHash.
+func (c Enc) Hash(dst []byte, n int, pairs iter.Seq2[[]byte, []byte]) []byte {
 	out := AppendLen(dst, uint64(n))
 	for f, v := range pairs {
-		out = AppendString(out, f)
-		out = AppendString(out, v)
+		out = c.String(out, f)
+		out = c.String(out, v)
 	}
 	return out
 }
@@ -281,12 +354,20 @@ func EncodeZSetListpack(items iter.Seq2[[]byte, float64]) []byte {
 // AppendZSetListpack appends the body of a TypeZSetListpack sorted set;
 // items come in ascending order.
 func AppendZSetListpack(dst []byte, items iter.Seq2[[]byte, float64]) []byte {
-	var lp Listpack
+	return Enc{}.ZSetListpack(dst, items)
+}
+
+// ZSetListpack is AppendZSetListpack.
+func (c Enc) ZSetListpack(dst []byte, items iter.Seq2[[]byte, float64]) []byte {
+	sc := getScratch()
+	defer putScratch(sc)
+	lp := &sc.lp
+	lp.Reset()
 	for m, s := range items {
 		lp.Append(m)
 		lp.AppendScore(s)
 	}
-	return AppendString(dst, lp.Bytes())
+	return c.String(dst, lp.Bytes())
 }
 
 // EncodeZSet returns the payload of a skiplist-encoded sorted set of n
@@ -298,9 +379,14 @@ func EncodeZSet(n int, itemsDesc iter.Seq2[[]byte, float64]) []byte {
 // AppendZSet appends the body of a TypeZSet2 sorted set of n members;
 // items come in descending order.
 func AppendZSet(dst []byte, n int, itemsDesc iter.Seq2[[]byte, float64]) []byte {
+	return Enc{}.ZSet(dst, n, itemsDesc)
+}
+
+// ZSet is AppendZSet.
+func (c Enc) ZSet(dst []byte, n int, itemsDesc iter.Seq2[[]byte, float64]) []byte {
 	out := AppendLen(dst, uint64(n))
 	for m, s := range itemsDesc {
-		out = AppendString(out, m)
+		out = c.String(out, m)
 		out = AppendBinaryDouble(out, s)
 	}
 	return out

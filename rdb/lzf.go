@@ -36,6 +36,7 @@ var errLZF = errors.New("rdb: invalid LZF data")
 type lzfTable struct {
 	slots [lzfHSize]uint64
 	gen   uint32
+	out   []byte // output buffer reused by compress
 }
 
 var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
@@ -45,6 +46,20 @@ func lzfIdx(h uint32) int { return int((h>>(3*8-lzfHLog) - h*5) & (lzfHSize - 1)
 // lzfCompress compresses in into at most outLen bytes. It returns nil when
 // the result would not fit (the caller then stores the data verbatim).
 func lzfCompress(in []byte, outLen int) []byte {
+	t := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(t)
+	if c := t.compress(in, outLen); c != nil {
+		return append([]byte(nil), c...)
+	}
+	return nil
+}
+
+// lzfOutKeep is the largest output buffer a table keeps for reuse.
+const lzfOutKeep = 1 << 20
+
+// compress is lzfCompress into the table's own output buffer: the result
+// is valid until the table's next use.
+func (t *lzfTable) compress(in []byte, outLen int) []byte {
 	inLen := len(in)
 	if inLen == 0 || outLen == 0 {
 		return nil
@@ -53,8 +68,6 @@ func lzfCompress(in []byte, outLen int) []byte {
 	// (0: none). Tables are reused: an entry counts only if it carries
 	// this call's generation, so no call clears 64K slots (which cost more
 	// than compressing a small value).
-	t := lzfTables.Get().(*lzfTable)
-	defer lzfTables.Put(t)
 	t.gen++
 	if t.gen == 0 {
 		clear(t.slots[:])
@@ -68,7 +81,16 @@ func lzfCompress(in []byte, outLen int) []byte {
 		return 0
 	}
 	set := func(slot int, pos int32) { t.slots[slot] = gen | uint64(uint32(pos)) }
-	out := make([]byte, outLen)
+	var out []byte
+	switch {
+	case outLen > lzfOutKeep:
+		out = make([]byte, outLen)
+	case cap(t.out) >= outLen:
+		out = t.out[:outLen]
+	default:
+		t.out = make([]byte, max(outLen, 256))
+		out = t.out[:outLen]
+	}
 	op := 1 // out[0] is the header of the first literal run
 	lit := 0
 	ip := 0

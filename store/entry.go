@@ -54,7 +54,8 @@ type Entry struct {
 	lru  uint32         // LRU clock (seconds) of the last access
 	kind Kind
 	enc  uint8
-	vol  bool // has an expiry: its time is in the shard's vol map (DB.ExpireOf)
+	vol  bool  // has an expiry: its time is in the shard's vol map (DB.ExpireOf)
+	snap uint8 // epoch of the last snapshot that saw it (snapshot.go)
 }
 
 // Kind returns the value's type.

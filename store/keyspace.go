@@ -34,10 +34,11 @@ type shard struct {
 
 // DB is one numbered database.
 type DB struct {
-	ks     *Keyspace
-	ID     int
-	slots  *slotIndex // cluster mode: the keys of each hash slot (slots.go)
-	shards [NShards]shard
+	ks      *Keyspace
+	ID      int
+	snapIdx int32      // index in the running snapshot's databases (-1: none), set at its cut
+	slots   *slotIndex // cluster mode: the keys of each hash slot (slots.go)
+	shards  [NShards]shard
 }
 
 // Keyspace holds all databases and the lock that makes a command, a
@@ -69,6 +70,13 @@ type Keyspace struct {
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 	clock      Clock         // see Clock
+
+	// Point-in-time snapshots (snapshot.go): the running one, the epoch
+	// of the last cut (new entries are marked with it) and the oldest
+	// epoch an entry may still carry.
+	snap        atomic.Pointer[Snapshot]
+	epoch       uint8
+	oldestEpoch atomic.Uint32
 }
 
 // Dirty returns the number of key changes (DB.Modified calls) since the
@@ -97,7 +105,7 @@ func New(n, lockSlots int) *Keyspace {
 	ks.Lock.init(lockSlots)
 	dbs := make([]*DB, n)
 	for i := range dbs {
-		dbs[i] = &DB{ks: ks, ID: i}
+		dbs[i] = &DB{ks: ks, ID: i, snapIdx: -1}
 	}
 	ks.dbs.Store(&dbs)
 	return ks
@@ -142,6 +150,9 @@ func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
 
 func (db *DB) removeExpired(s *shard, key []byte) {
 	e := s.m[string(key)]
+	if e != nil {
+		db.preChange(s, key, e)
+	}
 	delete(s.m, string(key))
 	delete(s.vol, string(key))
 	if e != nil {
@@ -201,6 +212,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	}
 	old := s.m[string(key)]
 	if old != nil {
+		db.preChange(s, key, old)
 		if keepTTL && old.vol && db.ks.Now() < s.vol[string(key)] {
 			e.vol = true
 		} else {
@@ -217,6 +229,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 		e.vol = false
 	}
 	e.lru = db.ks.newLRU(old)
+	e.snap = db.ks.epoch // created after any running snapshot's cut
 	if old == nil && db.slots != nil {
 		k := string(key)
 		s.m[k] = e
@@ -242,7 +255,14 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	if s.m == nil {
 		s.m = make(map[string]*Entry)
 	}
+	if db.ks.snap.Load() != nil {
+		// An expired key kept during a pause may be replaced.
+		if old := s.m[string(key)]; old != nil {
+			db.preChange(s, key, old)
+		}
+	}
 	e.lru = db.ks.newLRU(nil)
+	e.snap = db.ks.epoch
 	e.vol = ms != 0
 	if !e.vol && len(s.vol) > 0 && db.ks.ExpiryPaused.Load() {
 		// An expired key kept during a pause may be replaced: drop its
@@ -303,6 +323,7 @@ func (db *DB) Delete(key []byte) bool {
 	if e.vol && db.expireIfNeeded(s, key, e, db.ks.Now()) {
 		return false
 	}
+	db.preChange(s, key, e)
 	delete(s.m, string(key))
 	if db.slots != nil {
 		db.slots.del(key)
@@ -322,6 +343,7 @@ func (db *DB) Delete(key []byte) bool {
 // The key's shard must be locked.
 func (db *DB) SetExpire(key []byte, e *Entry, ms int64) {
 	s := db.shardFor(key)
+	db.preChange(s, key, e)
 	if ms == 0 {
 		if e.vol {
 			delete(s.vol, string(key))
@@ -370,8 +392,12 @@ func (db *DB) Flush() {
 	if db.ks.OnFlush != nil {
 		db.ks.OnFlush(db)
 	}
+	snap := db.ks.snap.Load() != nil
 	for i := range db.shards {
 		s := &db.shards[i]
+		if snap && len(s.m) > 0 {
+			db.flushForSnapshot(s)
+		}
 		s.m, s.vol = nil, nil
 	}
 	if db.slots != nil {
