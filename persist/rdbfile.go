@@ -33,6 +33,8 @@ type RDBOptions struct {
 	Cancel <-chan struct{}
 	// Progress counts the keys written (current_save_keys_processed).
 	Progress *atomic.Int64
+
+	owed time.Duration // rdb-key-save-delay not slept yet
 }
 
 // ReplAux are the replication AUX fields of a full sync's RDB.
@@ -134,28 +136,27 @@ func (o *RDBOptions) checkCancel() error {
 }
 
 // keysDone counts keys written, sleeping rdb-key-save-delay for each.
+// Sleeps shorter than the timer's resolution would take longer than
+// asked, so the delay is owed and slept in pieces of 2 ms to 100 ms (a
+// change of the delay, or a cancel, is seen between them).
 func (o *RDBOptions) keysDone(keys int) error {
-	if o.KeyDelay == nil || o.KeyDelay() <= 0 {
-		if o.Progress != nil {
-			o.Progress.Add(int64(keys))
+	if o.KeyDelay != nil {
+		if d := o.KeyDelay(); d > 0 {
+			o.owed += d * time.Duration(keys)
 		}
-		return nil
-	}
-	for range keys {
-		d := o.KeyDelay()
-		for d > 0 {
-			step := min(d, 100*time.Millisecond)
-			if !sleepOrCancel(step, o.Cancel) {
+		for o.owed >= 2*time.Millisecond {
+			t := time.Now()
+			if !sleepOrCancel(min(o.owed, 100*time.Millisecond), o.Cancel) {
 				return ErrAborted
 			}
-			d -= step
+			o.owed -= time.Since(t)
 			if o.KeyDelay() <= 0 {
-				d = 0
+				o.owed = 0
 			}
 		}
-		if o.Progress != nil {
-			o.Progress.Add(1)
-		}
+	}
+	if o.Progress != nil {
+		o.Progress.Add(int64(keys))
 	}
 	return nil
 }

@@ -345,6 +345,9 @@ func (s *Server) serveReadyKeys() {
 			if trk != nil {
 				trk.exec.Store(&trackExec{all: true})
 			}
+			if s.ks.Snapshotting() {
+				w.c.captureKeys(db, w.cmd, w.args)
+			}
 			res := w.serve(&rw, db, key)
 			if trk != nil {
 				trk.exec.Store(nil)

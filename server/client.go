@@ -77,6 +77,7 @@ type Client struct {
 	held    []byte // replies waiting for the loop iteration's AOF commit
 
 	keyPos     []int
+	snapPos    []int // captureKeys' scratch
 	mark       int64 // nanotime at which the previous command of this batch ended
 	errBase    int   // error replies written before the command being timed ended
 	scratch    []byte
@@ -579,11 +580,16 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 }
 
-// run runs cmd's handler. With replicas (or a backlog) it also feeds the
+// run runs cmd's handler. While a snapshot is being written, the values
+// a write command's keys have are first given to it (captureKeys), since
+// the handler may change them in place. With replicas (or a backlog) it also feeds the
 // replication stream, under the locks the command holds, so the stream
 // has every key's changes in the order they were made; without, it costs
 // one atomic load.
 func (c *Client) run(cmd *Command, args [][]byte) {
+	if cmd.flags&(flagWrite|flagMayReplicate) != 0 && c.srv.ks.Snapshotting() {
+		c.captureKeys(c.DB(), cmd, args)
+	}
 	if c.srv.repl.flags.Load() == 0 {
 		cmd.Fn(c, args)
 		return

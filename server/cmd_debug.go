@@ -436,6 +436,12 @@ func xorDigest(d *[20]byte, b []byte) {
 }
 
 func (s *Server) valueDigest(db *store.DB, key []byte, e *store.Entry) [20]byte {
+	return s.entryDigest(e, db.ExpireOf(key, e))
+}
+
+// entryDigest is the digest of a value e with the expiry exp (unix ms, 0
+// for none).
+func (s *Server) entryDigest(e *store.Entry, exp int64) [20]byte {
 	var d [20]byte
 	var typ [4]byte
 	binary.BigEndian.PutUint32(typ[:], uint32(e.Kind()))
@@ -472,7 +478,7 @@ func (s *Server) valueDigest(db *store.DB, key []byte, e *store.Entry) [20]byte 
 		// Other types: their serialized form, which is canonical.
 		mixDigest(&d, s.appendRDBValue(nil, e))
 	}
-	if exp := db.ExpireOf(key, e); exp > 0 {
+	if exp > 0 {
 		mixDigest(&d, []byte("!!expire!!"))
 		mixDigest(&d, strconv.AppendInt(tmp[:0], exp, 10))
 	}

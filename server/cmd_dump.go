@@ -87,29 +87,34 @@ func rdbType(e *store.Entry) (byte, bool) {
 // appendRDBValue appends the body of e's value (what follows the type
 // byte rdbType gives, in a DUMP payload or an RDB file).
 func (s *Server) appendRDBValue(dst []byte, e *store.Entry) []byte {
+	return s.appendValue(rdb.Enc{}, dst, e)
+}
+
+// appendValue is appendRDBValue with the encoder's options.
+func (s *Server) appendValue(enc rdb.Enc, dst []byte, e *store.Entry) []byte {
 	switch e.Kind() {
 	case store.KindString:
 		if e.IsInt() {
 			return rdb.AppendInt(dst, e.Int())
 		}
-		return rdb.AppendString(dst, e.Bytes(nil))
+		return enc.String(dst, e.Bytes(nil))
 	case store.KindList:
 		l := listOf(e)
-		return rdb.AppendList(dst, int(s.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
+		return enc.List(dst, int(s.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
 			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
 		})
 	case store.KindSet:
 		set := e.AsSet()
 		if set.IsIntset() {
-			return rdb.AppendIntsetValue(dst, set.Ints())
+			return enc.Intset(dst, set.Ints())
 		}
-		return rdb.AppendSet(dst, set.Len(), set.ForEach)
+		return enc.Set(dst, set.Len(), set.ForEach)
 	case store.KindHash:
 		h := e.AsHash()
 		if h.IsListpack() {
-			return rdb.AppendHashListpack(dst, h.ForEach)
+			return enc.HashListpack(dst, h.ForEach)
 		}
-		return rdb.AppendHash(dst, h.Len(), h.ForEach)
+		return enc.Hash(dst, h.Len(), h.ForEach)
 	case store.KindZSet:
 		z := zsetOf(e)
 		items := func(rank int, reverse bool) func(func([]byte, float64) bool) {
@@ -118,9 +123,9 @@ func (s *Server) appendRDBValue(dst []byte, e *store.Entry) []byte {
 			}
 		}
 		if z.Compact() {
-			return rdb.AppendZSetListpack(dst, items(0, false))
+			return enc.ZSetListpack(dst, items(0, false))
 		}
-		return rdb.AppendZSet(dst, z.Len(), items(z.Len()-1, true))
+		return enc.ZSet(dst, z.Len(), items(z.Len()-1, true))
 	case store.KindStream:
 		return appendStreamRDB(dst, e.AsStream())
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluicedb/sluice/persist"
 	"sync/atomic"
 	"time"
 )
@@ -73,9 +74,8 @@ func (c *Client) applyReauth() {
 // libraries included) as the bytes of an RDB file.
 func (s *Server) DumpDataset() []byte {
 	s.ks.Lock.Lock()
-	snap := s.takeSnapshot()
-	s.ks.Lock.Unlock()
-	return s.encodeRDB(snap)
+	defer s.ks.Lock.Unlock()
+	return persist.EncodeRDB(s.lockedImage(), persist.RDBOptions{Version: Version, Checksum: s.cfg.Get("rdbchecksum") != "no"})
 }
 
 // LoadDataset loads the bytes of an RDB file into the server's empty

@@ -197,7 +197,7 @@ func (s *Server) saveLocked() error {
 	if s.pe.BgsaveRunning() {
 		return persist.ErrBgsaveInProgress
 	}
-	return s.pe.SaveImage(s.snapshotImageLocked(nil))
+	return s.pe.SaveImage(s.lockedImage())
 }
 
 // BGSave starts a background save; it fails if a save or rewrite runs.
@@ -551,20 +551,21 @@ func (s *Server) infoPersistence(f func(format string, args ...any)) {
 	loading := ld.on.Load()
 	f("loading:%d", b2i(loading))
 	f("async_loading:0")
-	f("current_cow_peak:0")
-	f("current_cow_size:0")
+	cow, cowPeak, lastCOW := s.snapshotInfo()
+	f("current_cow_peak:%d", cowPeak)
+	f("current_cow_size:%d", cow)
 	f("current_cow_size_age:0")
 	f("current_fork_perc:%.2f", pi.ForkPerc)
 	f("current_save_keys_processed:%d", pi.KeysDone)
 	f("current_save_keys_total:%d", pi.KeysAll)
 	f("rdb_changes_since_last_save:%d", s.ks.Dirty())
-	f("rdb_bgsave_in_progress:%d", b2i(pi.BgsaveRunning))
+	f("rdb_bgsave_in_progress:%d", b2i(pi.BgsaveRunning || s.snapStats.replImages.Load() > 0))
 	f("rdb_last_save_time:%d", s.LastSave())
 	f("rdb_last_bgsave_status:%s", okErr(pi.LastBgsaveOK))
 	f("rdb_last_bgsave_time_sec:%d", pi.LastBgsaveSec)
 	f("rdb_current_bgsave_time_sec:%d", pi.CurBgsaveSec)
 	f("rdb_saves:%d", pi.RDBSaves)
-	f("rdb_last_cow_size:0")
+	f("rdb_last_cow_size:%d", lastCOW)
 	f("rdb_last_load_keys_expired:%d", ld.expiredKeys.Load())
 	f("rdb_last_load_keys_loaded:%d", ld.loadedKeys.Load())
 	f("aof_enabled:%d", b2i(pi.AOFEnabled))
@@ -639,12 +640,32 @@ func (s *Server) shutdownSave(save, force bool) error {
 		return errors.New("a script is running")
 	}
 	s.Logf("Saving the final RDB snapshot before exiting.")
-	if err := s.Save(); err != nil {
+	// Writes wait while the image is written (reads go on), so no write
+	// is acknowledged that the file lacks; on failure they resume.
+	paused := s.pause.typ.Load() == pauseOff
+	if paused {
+		s.pauseClients(pauseWrite, 1<<62)
+	}
+	err := s.Save()
+	if err == nil {
+		// A write that was past the pause's check when it began is in
+		// the file too: the dataset is saved again, held, if it changed
+		// after the cut.
+		s.ks.Lock.Lock()
+		if s.ks.Dirty() != 0 {
+			err = s.saveLocked()
+		}
+		s.ks.Lock.Unlock()
+	}
+	if err != nil {
 		if force {
 			s.Warnf("Error trying to save the DB. Exit anyway.")
 			return nil
 		}
 		s.Warnf("Error trying to save the DB, can't exit.")
+		if paused {
+			s.unpauseClients()
+		}
 		return err
 	}
 	return nil

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bufio"
+	"errors"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -49,6 +52,7 @@ type replState struct {
 	curDB    int   // database of the last command fed (-1: SELECT next)
 	buf      []byte
 	replicas []*replicaConn
+	syncWait []*syncWaiter // replicas whose full sync waits for another image to end
 	lastPing time.Time
 	noneAt   time.Time // when the last replica left (repl-backlog-ttl)
 	waits    []*waitReq
@@ -61,14 +65,18 @@ type replState struct {
 
 // replicaConn is a replica attached to this server.
 type replicaConn struct {
-	c       *Client
-	online  bool   // full sync done: fed directly
-	pend    []byte // stream fed while the RDB is being sent
-	port    int
-	ip      string
-	psync2  bool
-	ackOff  atomic.Int64
-	ackTime atomic.Int64 // unix ms of the last REPLCONF ACK
+	c      *Client
+	online bool   // full sync done: fed directly
+	pend   []byte // stream fed while the RDB is being sent
+	port   int
+	ip     string
+	psync2 bool
+	eof    bool // takes a full sync's payload streamed ("capa eof")
+	// onlineOnAck: the streamed payload was sent; the replica goes online
+	// (gets the stream buffered in pend) at its first REPLCONF ACK.
+	onlineOnAck bool
+	ackOff      atomic.Int64
+	ackTime     atomic.Int64 // unix ms of the last REPLCONF ACK
 }
 
 type waitReq struct {
@@ -146,6 +154,7 @@ func (s *Server) replCron() {
 		if r.flags.Load()&replFeed == 0 {
 			continue
 		}
+		s.serveSyncWaiters()
 		r.mu.Lock()
 		now := time.Now()
 		period, _ := strconv.Atoi(s.cfg.Get("repl-ping-replica-period"))
@@ -154,7 +163,7 @@ func (s *Server) replCron() {
 			r.lastPing = now
 			r.feedLocked(-1, [][]byte{[]byte("PING")})
 		}
-		if len(r.replicas) == 0 {
+		if len(r.replicas) == 0 && len(r.syncWait) == 0 {
 			ttl, _ := strconv.Atoi(s.cfg.Get("repl-backlog-ttl"))
 			if ttl > 0 && now.Sub(r.noneAt) >= time.Duration(ttl)*time.Second && r.link == nil {
 				r.freeBacklogLocked()
@@ -205,6 +214,7 @@ func (r *replState) createBacklogLocked(s *Server) {
 	r.ring = make([]byte, size)
 	r.ringPos, r.histlen = 0, 0
 	r.curDB = -1
+	r.noneAt = time.Now() // repl-backlog-ttl counts from here until a replica attaches
 	s.updateEffectsLocked()
 }
 
@@ -274,17 +284,6 @@ func (r *replState) feedLocked(dbi int, args [][]byte) {
 	r.writeLocked(r.buf)
 }
 
-// encodeRDB encodes a snapshot as an RDB file's bytes (the full sync
-// payload).
-func (s *Server) encodeRDB(img persist.Image) []byte {
-	defer img.Release()
-	return persist.EncodeRDB(img, persist.RDBOptions{
-		Version:  Version,
-		Checksum: s.cfg.Get("rdbchecksum") != "no",
-		Repl:     &persist.ReplAux{StreamDB: 0, ID: s.repl.replid, Offset: 0},
-	})
-}
-
 // replicaOf returns the replica record of client c, or nil.
 func (r *replState) replicaOf(c *Client) *replicaConn {
 	for _, rc := range r.replicas {
@@ -299,6 +298,12 @@ func (s *Server) replClientClosed(c *Client) {
 	r := &s.repl
 	r.conf.Delete(c)
 	r.mu.Lock()
+	for i, w := range r.syncWait {
+		if w.rc.c == c {
+			r.syncWait = append(r.syncWait[:i], r.syncWait[i+1:]...)
+			break
+		}
+	}
 	for i, rc := range r.replicas {
 		if rc.c == c {
 			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
@@ -322,7 +327,7 @@ func syncCommand(c *Client, args [][]byte) {
 		return
 	}
 	r.mu.Lock()
-	if r.replicaOf(c) != nil {
+	if r.replicaOf(c) != nil || r.syncWaiting(c) {
 		r.mu.Unlock()
 		return // already a replica: ignored, as Redis
 	}
@@ -354,33 +359,199 @@ func syncCommand(c *Client, args [][]byte) {
 	}
 	r.createBacklogLocked(s)
 	r.mu.Unlock()
-	snap := s.snapshotImageLocked(nil)
-	r.mu.Lock()
-	off := r.offset
-	r.curDB = -1
-	rc.ackTime.Store(time.Now().UnixMilli())
-	r.replicas = append(r.replicas, rc)
-	if psync {
-		c.deliver([]byte("+FULLRESYNC " + r.replid + " " + strconv.FormatInt(off, 10) + "\r\n"))
-	}
-	r.mu.Unlock()
 	s.Logf("Replica %s asks for synchronization", c.addr)
-	go func() {
-		payload := s.encodeRDB(snap)
-		head := []byte("$" + strconv.Itoa(len(payload)) + "\r\n")
+	w := &syncWaiter{rc: rc, psync: psync}
+	img, err := s.cutImage(s.imageMetaUnlocked())
+	if err != nil {
+		// Another image is being written (a BGSAVE): this replica's
+		// starts when it ends (serveSyncWaiters), as Redis's replica
+		// waits for the next BGSAVE.
 		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.replicaOf(c) != rc {
+		r.syncWait = append(r.syncWait, w)
+		r.mu.Unlock()
+		s.Logf("Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC")
+		return
+	}
+	s.startFullSync(img, []*syncWaiter{w})
+}
+
+// syncWaiter is a replica whose full sync has not started yet.
+type syncWaiter struct {
+	rc    *replicaConn
+	psync bool   // asked with PSYNC: +FULLRESYNC comes first
+	buf   []byte // the payload, for a replica that cannot take it streamed
+	gone  bool
+}
+
+func (r *replState) syncWaiting(c *Client) bool {
+	for _, w := range r.syncWait {
+		if w.rc.c == c {
+			return true
+		}
+	}
+	return false
+}
+
+// serveSyncWaiters starts the full sync of the replicas that wait for one,
+// if no other image is being written: one image for all of them.
+func (s *Server) serveSyncWaiters() {
+	r := &s.repl
+	r.mu.Lock()
+	n := len(r.syncWait)
+	r.mu.Unlock()
+	if n == 0 || s.ks.Snapshotting() {
+		return
+	}
+	go func() {
+		meta := s.imageMetaUnlocked()
+		s.ks.Lock.Lock()
+		defer s.ks.Lock.Unlock()
+		r.mu.Lock()
+		ws := r.syncWait
+		r.syncWait = nil
+		r.mu.Unlock()
+		if len(ws) == 0 {
 			return
 		}
-		c.deliver(append(head, payload...))
-		if len(rc.pend) > 0 {
-			c.deliver(rc.pend)
+		img, err := s.cutImage(meta)
+		if err != nil {
+			r.mu.Lock()
+			r.syncWait = append(ws, r.syncWait...)
+			r.mu.Unlock()
+			return
 		}
-		rc.pend = nil
-		rc.online = true
-		s.Logf("Synchronization with replica %s succeeded", c.addr)
+		s.startFullSync(img, ws)
 	}()
+}
+
+// startFullSync attaches replicas ws to the stream at the offset of the
+// image img was just cut (the exclusive lock is held, so they agree) and
+// sends them the image in the background.
+func (s *Server) startFullSync(img *rdbImage, ws []*syncWaiter) {
+	r := &s.repl
+	r.mu.Lock()
+	r.createBacklogLocked(s) // the stream since the cut goes to the replicas through it
+	off := r.offset
+	r.curDB = -1
+	for _, w := range ws {
+		w.rc.ackTime.Store(time.Now().UnixMilli())
+		r.replicas = append(r.replicas, w.rc)
+		if w.psync {
+			w.rc.c.deliver([]byte("+FULLRESYNC " + r.replid + " " + strconv.FormatInt(off, 10) + "\r\n"))
+		}
+	}
+	r.mu.Unlock()
+	go s.sendImage(img, ws)
+}
+
+// replSyncBuffered is how much of the payload may wait in a replica's
+// output before the walk waits for the socket.
+const replSyncBuffered = 4 << 20
+
+// sendImage streams img to replicas ws as a full sync's payload: to a
+// replica that announced "capa eof" as a diskless master does,
+// "$EOF:<mark>\r\n<rdb><mark>", without ever holding the whole payload; to
+// another, "$<length>\r\n<rdb>" once the image is complete. Then each
+// replica gets the stream buffered since the cut and goes online.
+func (s *Server) sendImage(img *rdbImage, ws []*syncWaiter) {
+	defer img.Release() // the next image may be cut: replicas waiting for one get it
+	r := &s.repl
+	var mark [40]byte
+	const hexDigits = "0123456789abcdef"
+	for i := range mark {
+		mark[i] = hexDigits[rand.IntN(16)]
+	}
+	for _, w := range ws {
+		if w.rc.eof {
+			w.rc.c.deliver([]byte("$EOF:" + string(mark[:]) + "\r\n"))
+		}
+	}
+	bw := bufio.NewWriterSize(&replSyncWriter{r: r, ws: ws}, 64<<10)
+	// rdb-key-save-delay applies here too, as it does to Redis's child
+	// whatever it writes to.
+	delayUs, _ := strconv.ParseInt(s.cfg.Get("rdb-key-save-delay"), 10, 64)
+	delay := time.Duration(delayUs) * time.Microsecond
+	s.snapStats.replImages.Add(1)
+	err := persist.WriteRDB(bw, img, persist.RDBOptions{
+		Version:  Version,
+		Checksum: s.cfg.Get("rdbchecksum") != "no",
+		Repl:     &persist.ReplAux{StreamDB: 0, ID: s.repl.replid, Offset: 0},
+		KeyDelay: func() time.Duration { return delay },
+	})
+	s.snapStats.replImages.Add(-1)
+	if err == nil {
+		err = bw.Flush()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range ws {
+		c := w.rc.c
+		if w.gone || r.replicaOf(c) != w.rc {
+			continue
+		}
+		if err != nil {
+			s.Warnf("Sending the RDB to replica %s failed: %v", c.addr, err)
+			c.kill()
+			continue
+		}
+		s.Logf("Synchronization with replica %s succeeded", c.addr)
+		if w.rc.eof {
+			// The replica finds the end of a streamed payload by its
+			// mark at the end of what it read, so nothing may follow
+			// until it has loaded it: the stream since the cut is sent
+			// on its first REPLCONF ACK, as Redis does.
+			c.deliver(mark[:])
+			w.rc.onlineOnAck = true
+			continue
+		}
+		c.deliver(append([]byte("$"+strconv.Itoa(len(w.buf))+"\r\n"), w.buf...))
+		w.buf = nil
+		if len(w.rc.pend) > 0 {
+			c.deliver(w.rc.pend)
+		}
+		w.rc.pend = nil
+		w.rc.online = true
+	}
+}
+
+// replSyncWriter hands a full sync's payload to its replicas, waiting
+// while a replica's socket is behind; a replica that went away is
+// dropped, and when none is left the write fails (ending the walk).
+type replSyncWriter struct {
+	r  *replState
+	ws []*syncWaiter
+}
+
+func (t *replSyncWriter) Write(p []byte) (int, error) {
+	live := 0
+	for _, w := range t.ws {
+		if w.gone {
+			continue
+		}
+		if !w.rc.eof {
+			w.buf = append(w.buf, p...)
+			live++
+			continue
+		}
+		c := w.rc.c
+		c.deliver(p)
+		for {
+			t.r.mu.Lock()
+			w.gone = t.r.replicaOf(c) != w.rc
+			t.r.mu.Unlock()
+			if w.gone || c.closeASAP.Load() || c.outputMem() <= replSyncBuffered {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if !w.gone {
+			live++
+		}
+	}
+	if live == 0 {
+		return 0, errors.New("no replica left")
+	}
+	return len(p), nil
 }
 
 // pendingReplica is the replica record for c, from what REPLCONF said.
@@ -391,7 +562,7 @@ func (c *Client) pendingReplica() *replicaConn {
 	}
 	if v, ok := c.srv.repl.conf.Load(c); ok {
 		info := v.(*replconfInfo)
-		rc.port, rc.psync2 = info.port, info.psync2
+		rc.port, rc.psync2, rc.eof = info.port, info.psync2, info.eof
 		if info.ip != "" {
 			rc.ip = info.ip
 		}
@@ -420,6 +591,7 @@ type replconfInfo struct {
 	port   int
 	ip     string
 	psync2 bool
+	eof    bool
 }
 
 // REPLCONF option value ...
@@ -437,6 +609,14 @@ func replconfCommand(c *Client, args [][]byte) {
 			off, _ := strconv.ParseInt(string(val), 10, 64)
 			r.mu.Lock()
 			rc := r.replicaOf(c)
+			if rc != nil && rc.onlineOnAck {
+				// The replica loaded the streamed payload: the stream
+				// since the cut follows now.
+				rc.onlineOnAck = false
+				c.deliver(rc.pend)
+				rc.pend = nil
+				rc.online = true
+			}
 			r.mu.Unlock()
 			if rc == nil {
 				return
@@ -469,6 +649,8 @@ func replconfCommand(c *Client, args [][]byte) {
 		case eq(opt, "capa"):
 			if eq(val, "psync2") {
 				r.replconf(c).psync2 = true
+			} else if eq(val, "eof") {
+				r.replconf(c).eof = true
 			}
 		case eq(opt, "rdb-only"), eq(opt, "rdb-filter-only"):
 		default:
@@ -654,14 +836,20 @@ func (s *Server) infoReplication(f func(format string, args ...any)) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f("connected_slaves:%d", len(r.replicas))
+	f("connected_slaves:%d", len(r.replicas)+len(r.syncWait))
 	now := time.Now().UnixMilli()
 	for i, rc := range r.replicas {
+		// Redis's names: wait_bgsave while its payload is produced
+		// (streamed, as by a diskless master), online once sent.
 		state := "wait_bgsave"
-		if rc.online {
+		if rc.online || rc.onlineOnAck {
 			state = "online"
 		}
 		f("slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d", i, rc.ip, rc.port, state, rc.ackOff.Load(), (now-rc.ackTime.Load())/1000)
+	}
+	for i, w := range r.syncWait {
+		// Waiting for another snapshot to end before its own starts.
+		f("slave%d:ip=%s,port=%d,state=wait_bgsave,offset=0,lag=0", len(r.replicas)+i, w.rc.ip, w.rc.port)
 	}
 	f("master_failover_state:no-failover")
 	f("master_replid:%s", r.replid)

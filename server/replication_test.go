@@ -85,9 +85,15 @@ func waitSame(t *testing.T, master, replica string) {
 
 func waitInfo(t *testing.T, addr, pattern string) {
 	t.Helper()
+	waitInfoWithin(t, addr, pattern, 15*time.Second)
+}
+
+// waitInfoWithin is waitInfo with its deadline.
+func waitInfoWithin(t *testing.T, addr, pattern string, within time.Duration) {
+	t.Helper()
 	re := regexp.MustCompile(pattern)
 	c := replClient(t, addr, 0)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if s, _ := c.Info(context.Background(), "replication").Result(); re.MatchString(s) {
 			return

@@ -92,6 +92,7 @@ type Server struct {
 	unblockHook func(c *Client, withError bool) bool
 	lastSave    atomic.Int64    // unix seconds of the last successful save (LASTSAVE)
 	pe          *persist.Engine // RDB files, the AOF, background saves (persist.go)
+	snapStats   snapStats       // snapshots' INFO figures (snapshot.go)
 	loading     loadState       // a dataset being loaded (INFO loading fields)
 	// gate is non-zero while commands may be refused before they run:
 	// the dataset is loading, or writes are refused for a disk error.
