@@ -28,6 +28,7 @@ Commands:
   compare      run redis-benchmark against Sluice and Redis side by side; write CSV, Markdown and charts
   pubsub       PUBLISH fan-out to 1, 10, 100 subscribers, deliveries/s, Sluice and Redis side by side
   multi        pipelined MULTI/SET/EXEC transactions (-P 16, 50 connections), Sluice and Redis side by side
+  snapshot     a client's longest wait during BGSAVE (or BGREWRITEAOF), Sluice and Redis side by side
 
 Run "sluice-bench <command> -h" for the command's flags.
 Exit status: 0 ok, 1 failure, 2 bad usage, 3 a required tool (redis-benchmark, redis-server) is missing.
@@ -56,6 +57,8 @@ func CLI(args []string, stdout, stderr io.Writer) int {
 		return cliPubSub(ctx, args[1:], stdout, stderr)
 	case "multi":
 		return cliMulti(ctx, args[1:], stdout, stderr)
+	case "snapshot":
+		return cliSnapshot(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
