@@ -105,11 +105,13 @@ bench-cache:
 	@$(GO) test -run '^$$' -bench '$(CACHE_BENCH)' -benchmem -benchtime $(CACHE_BENCHTIME) ./cache/ > bin/bench-cache.txt || (cat bin/bench-cache.txt; exit 1)
 	@$(GO) run ./cache/internal/benchtable bin/bench-cache.txt
 
-# A client's longest wait during BGSAVE of 1,000,000 small strings and of
-# 30,000 collections, Sluice and redis-server side by side (interleaved).
+# A client's longest wait during BGSAVE and BGREWRITEAOF of 1,000,000 small
+# strings and BGSAVE of 30,000 collections, Sluice and redis-server side by
+# side (interleaved).
 .PHONY: bench-snapshot
 bench-snapshot: build
 	bin/sluice-bench snapshot -sluice-bin bin/sluice-server -rounds 5
+	bin/sluice-bench snapshot -sluice-bin bin/sluice-server -rounds 5 -command bgrewriteaof
 	bin/sluice-bench snapshot -sluice-bin bin/sluice-server -rounds 5 -dataset collections -keys 10000
 
 ci:
