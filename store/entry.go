@@ -42,6 +42,9 @@ const (
 	encInt                 // an integer held in the entry itself, no bytes allocated
 	encRaw                 // forced raw (APPEND, SETRANGE)
 	encEmbstr              // never int (INCRBYFLOAT results): embstr/raw by length
+
+	encMask    = 3 // the encoding's bits of Entry.enc
+	encIDShift = 2 // the rest: the keyspace accountant's id while stored (mem.go)
 )
 
 // Entry is one value in the keyspace. It holds either a string's bytes (or
@@ -53,7 +56,7 @@ type Entry struct {
 	c    uint32         // string capacity (high half of the integer when encInt)
 	lru  uint32         // LRU clock (seconds) of the last access
 	kind Kind
-	enc  uint8
+	enc  uint8 // encoding (low 2 bits) and accountant id (mem.go)
 	vol  bool  // has an expiry: its time is in the shard's vol map (DB.ExpireOf)
 	snap uint8 // epoch of the last snapshot that saw it (snapshot.go)
 }
@@ -95,11 +98,32 @@ func (e *Entry) Object() unsafe.Pointer { return e.ptr }
 
 // SetObject replaces the collection pointer (and kind) of an entry.
 func (e *Entry) SetObject(k Kind, p unsafe.Pointer) {
-	e.kind, e.ptr, e.n, e.c, e.enc = k, p, 0, 0, encAuto
+	a := e.acct()
+	if a != nil {
+		if e.kind != KindString && e.ptr != nil {
+			e.hdr().acct = nil
+		}
+		a.Add(-e.MemBytes())
+	}
+	e.kind, e.ptr, e.n, e.c = k, p, 0, 0
+	e.setEnc(encAuto)
+	if a != nil {
+		if k != KindString && p != nil {
+			e.refreshHdr()
+			e.hdr().acct = a
+		}
+		a.Add(e.MemBytes())
+	}
 }
 
+// encoding returns the string encoding (enc without the accountant id).
+func (e *Entry) encoding() uint8 { return e.enc & encMask }
+
+// setEnc sets the string encoding, keeping the accountant id.
+func (e *Entry) setEnc(enc uint8) { e.enc = e.enc&^encMask | enc }
+
 // IsInt reports whether the string is held as an integer.
-func (e *Entry) IsInt() bool { return e.enc == encInt }
+func (e *Entry) IsInt() bool { return e.encoding() == encInt }
 
 // Int returns the integer of an encInt string.
 func (e *Entry) Int() int64 { return int64(uint64(e.n) | uint64(e.c)<<32) }
@@ -107,15 +131,18 @@ func (e *Entry) Int() int64 { return int64(uint64(e.n) | uint64(e.c)<<32) }
 // SetInt stores v as an integer-encoded string.
 func (e *Entry) SetInt(v int64) {
 	e.kind = KindString
+	if e.ptr != nil {
+		e.report(-e.strBytes())
+	}
 	e.ptr = nil
-	e.enc = encInt
+	e.setEnc(encInt)
 	e.n = uint32(uint64(v))
 	e.c = uint32(uint64(v) >> 32)
 }
 
 // RawCap returns the capacity of a string's own buffer (0 for an integer).
 func (e *Entry) RawCap() int {
-	if e.enc == encInt || e.ptr == nil {
+	if e.encoding() == encInt || e.ptr == nil {
 		return 0
 	}
 	return int(e.c)
@@ -123,7 +150,7 @@ func (e *Entry) RawCap() int {
 
 // Len returns the string's length in bytes.
 func (e *Entry) Len() int {
-	if e.enc == encInt {
+	if e.encoding() == encInt {
 		var tmp [24]byte
 		return len(strconv.AppendInt(tmp[:0], e.Int(), 10))
 	}
@@ -140,7 +167,7 @@ func (e *Entry) raw() []byte {
 
 // AppendTo appends the string value to dst.
 func (e *Entry) AppendTo(dst []byte) []byte {
-	if e.enc == encInt {
+	if e.encoding() == encInt {
 		return strconv.AppendInt(dst, e.Int(), 10)
 	}
 	return append(dst, e.raw()...)
@@ -150,7 +177,7 @@ func (e *Entry) AppendTo(dst []byte) []byte {
 // memory itself: valid only while the shard lock is held, and not to be
 // modified. For an integer it is formatted into scratch.
 func (e *Entry) Bytes(scratch []byte) []byte {
-	if e.enc == encInt {
+	if e.encoding() == encInt {
 		return strconv.AppendInt(scratch[:0], e.Int(), 10)
 	}
 	return e.raw()
@@ -173,38 +200,41 @@ func (e *Entry) SetBytes(b []byte) {
 		return
 	}
 	e.setBytes(b)
-	e.enc = encAuto
+	e.setEnc(encAuto)
 }
 
 func (e *Entry) setBytes(b []byte) {
 	n := len(b)
-	if e.enc != encInt && e.ptr != nil && uint32(n) <= e.c && e.c <= uint32(2*n+64) {
+	if e.encoding() != encInt && e.ptr != nil && uint32(n) <= e.c && e.c <= uint32(2*n+64) {
 		copy(unsafe.Slice((*byte)(e.ptr), e.c), b)
 		e.n = uint32(n)
 		return
 	}
+	old := e.strBytes()
 	if n == 0 {
 		e.ptr, e.n, e.c = nil, 0, 0
+		e.report(-old)
 		return
 	}
 	buf := make([]byte, n)
 	copy(buf, b)
 	e.ptr = unsafe.Pointer(unsafe.SliceData(buf))
 	e.n, e.c = uint32(n), uint32(cap(buf))
+	e.report(AllocSize(n) - old)
 }
 
 // SetRaw stores a copy of b as a raw string (never integer-encoded).
 func (e *Entry) SetRaw(b []byte) {
 	e.kind = KindString
 	e.setBytes(b)
-	e.enc = encRaw
+	e.setEnc(encRaw)
 }
 
 // SetEmbstr stores a copy of b never integer-encoded (INCRBYFLOAT results).
 func (e *Entry) SetEmbstr(b []byte) {
 	e.kind = KindString
 	e.setBytes(b)
-	e.enc = encEmbstr
+	e.setEnc(encEmbstr)
 }
 
 // MutableRaw turns the string into a raw string of length n, growing its
@@ -213,13 +243,13 @@ func (e *Entry) SetEmbstr(b []byte) {
 func (e *Entry) MutableRaw(n int) []byte {
 	var old []byte
 	var tmp [24]byte
-	if e.enc == encInt {
+	if e.encoding() == encInt {
 		old = strconv.AppendInt(tmp[:0], e.Int(), 10)
 		e.ptr, e.n, e.c = nil, 0, 0
 	} else {
 		old = e.raw()
 	}
-	e.enc = encRaw
+	e.setEnc(encRaw)
 	if n <= int(e.c) && e.ptr != nil {
 		buf := unsafe.Slice((*byte)(e.ptr), e.c)
 		if n > int(e.n) {
@@ -234,16 +264,18 @@ func (e *Entry) MutableRaw(n int) []byte {
 	} else {
 		newCap = n + 1024*1024
 	}
+	before := e.strBytes()
 	buf := make([]byte, n, newCap)
 	copy(buf, old)
 	e.ptr = unsafe.Pointer(unsafe.SliceData(buf))
 	e.n, e.c = uint32(n), uint32(cap(buf))
+	e.report(e.strBytes() - before)
 	return buf
 }
 
 // Encoding returns what OBJECT ENCODING reports for a string entry.
 func (e *Entry) StringEncoding() string {
-	switch e.enc {
+	switch e.encoding() {
 	case encInt:
 		return "int"
 	case encRaw:

@@ -31,7 +31,24 @@ type table struct {
 	slots  []unsafe.Pointer // blobs; nil is an empty slot
 	hashes []uint32         // low 32 bits of each element's hash
 	n      int
-	pairs  bool // blobs hold a value after the key (hashes)
+	bytes  int64 // allocation sizes of the blobs
+	pairs  bool  // blobs hold a value after the key (hashes)
+}
+
+// blobSize returns the allocation of blob p.
+func (t *table) blobSize(p unsafe.Pointer) int64 {
+	kl, n := uvarintAt(p, 0)
+	l := n + kl
+	if t.pairs {
+		vl, m := uvarintAt(p, l)
+		l += m + vl
+	}
+	return AllocSize(l)
+}
+
+// size returns the bytes the table takes, its blobs included.
+func (t *table) size() int64 {
+	return AllocSize(int(unsafe.Sizeof(table{}))) + AllocSize(8*len(t.slots)) + AllocSize(4*len(t.hashes)) + t.bytes
 }
 
 const tableMinSize = 8
@@ -150,6 +167,7 @@ func (t *table) insert(p unsafe.Pointer, h uint32) {
 	}
 	t.place(p, h)
 	t.n++
+	t.bytes += t.blobSize(p)
 }
 
 func (t *table) place(p unsafe.Pointer, h uint32) {
@@ -177,6 +195,7 @@ func (t *table) resize(size int) {
 // element stays reachable from its home slot, and shrinks a sparse table.
 func (t *table) removeAt(i int) {
 	mask := len(t.slots) - 1
+	t.bytes -= t.blobSize(t.slots[i])
 	t.slots[i] = nil
 	for j := (i + 1) & mask; t.slots[j] != nil; j = (j + 1) & mask {
 		home := int(t.hashes[j]) & mask
@@ -244,6 +263,7 @@ func (t *table) dup() *table {
 		slots:  make([]unsafe.Pointer, len(t.slots)),
 		hashes: make([]uint32, len(t.hashes)),
 		n:      t.n,
+		bytes:  t.bytes,
 		pairs:  t.pairs,
 	}
 	for i, p := range t.slots {
@@ -292,6 +312,7 @@ func (t *table) memUsage(sample int) int {
 // longer than hash-max-listpack-value the hash converts, for good, to a
 // table (as Redis's listpack to hashtable conversion).
 type HashVal struct {
+	memHdr
 	lp  []byte
 	n   int
 	tab *table
@@ -412,6 +433,7 @@ func (h *HashVal) Has(field []byte) bool {
 // or value longer than maxVal converts the hash before the write, more than
 // maxEnt fields after it.
 func (h *HashVal) Set(field, value []byte, maxEnt, maxVal int) bool {
+	defer h.account()
 	if h.tab == nil && (len(field) > maxVal || len(value) > maxVal) {
 		h.Convert()
 	}
@@ -453,7 +475,9 @@ func (h *HashVal) tabSet(field, value []byte) bool {
 	if len(v) == len(value) {
 		copy(v, value)
 	} else {
+		t.bytes -= t.blobSize(t.slots[i])
 		t.slots[i] = newPairBlob(k, value)
+		t.bytes += t.blobSize(t.slots[i])
 	}
 	return false
 }
@@ -471,10 +495,12 @@ func (h *HashVal) Convert() {
 		off = e
 	}
 	h.tab, h.lp, h.n = t, nil, 0
+	h.account()
 }
 
 // Delete removes field, reporting whether it existed.
 func (h *HashVal) Delete(field []byte) bool {
+	defer h.account()
 	if h.tab != nil {
 		i := h.tab.find(field, hashBytes(field))
 		if i < 0 {
@@ -557,7 +583,19 @@ func (h *HashVal) Dup() *HashVal {
 	} else if h.lp != nil {
 		c.lp = append([]byte(nil), h.lp...)
 	}
+	c.account()
 	return c
+}
+
+// account records the hash's current size in its header.
+func (h *HashVal) account() {
+	n := AllocSize(int(unsafe.Sizeof(HashVal{})))
+	if h.tab != nil {
+		n += h.tab.size()
+	} else {
+		n += AllocSize(cap(h.lp))
+	}
+	h.setMem(n)
 }
 
 // MemUsage estimates the bytes the hash uses (sample: elements to

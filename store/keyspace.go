@@ -3,6 +3,7 @@ package store
 import (
 	"hash/maphash"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -77,6 +78,8 @@ type Keyspace struct {
 	snap        atomic.Pointer[Snapshot]
 	epoch       uint8
 	oldestEpoch atomic.Uint32
+
+	acct *Acct // the bytes the keys and values take (mem.go)
 }
 
 // Dirty returns the number of key changes (DB.Modified calls) since the
@@ -101,8 +104,9 @@ func (ks *Keyspace) dirtyTotal() uint64 {
 // New returns a keyspace of n databases. lockSlots is the number of
 // independent reader slots of its BigLock (one per event loop plus one).
 func New(n, lockSlots int) *Keyspace {
-	ks := &Keyspace{}
+	ks := &Keyspace{acct: newAcct()}
 	ks.Lock.init(lockSlots)
+	runtime.AddCleanup(ks, func(a *Acct) { a.release() }, ks.acct)
 	dbs := make([]*DB, n)
 	for i := range dbs {
 		dbs[i] = &DB{ks: ks, ID: i, snapIdx: -1}
@@ -152,6 +156,7 @@ func (db *DB) removeExpired(s *shard, key []byte) {
 	e := s.m[string(key)]
 	if e != nil {
 		db.preChange(s, key, e)
+		db.detach(key, e)
 	}
 	delete(s.m, string(key))
 	delete(s.vol, string(key))
@@ -213,6 +218,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	old := s.m[string(key)]
 	if old != nil {
 		db.preChange(s, key, old)
+		db.detach(key, old)
 		if keepTTL && old.vol && db.ks.Now() < s.vol[string(key)] {
 			e.vol = true
 		} else {
@@ -237,6 +243,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	} else {
 		s.m[string(key)] = e
 	}
+	db.attach(key, e)
 	db.Modified(key)
 	if old == nil && db.ks.OnCreated != nil {
 		db.ks.OnCreated(db, key, e)
@@ -255,19 +262,20 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	if s.m == nil {
 		s.m = make(map[string]*Entry)
 	}
-	if db.ks.snap.Load() != nil {
-		// An expired key kept during a pause may be replaced.
-		if old := s.m[string(key)]; old != nil {
-			db.preChange(s, key, old)
-		}
-	}
 	e.lru = db.ks.newLRU(nil)
 	e.snap = db.ks.epoch
 	e.vol = ms != 0
-	if !e.vol && len(s.vol) > 0 && db.ks.ExpiryPaused.Load() {
-		// An expired key kept during a pause may be replaced: drop its
+	if len(s.vol) > 0 {
+		// The key is new, unless it is an expired one that was kept
+		// (expiry paused, or a dataset loading): that is replaced, its
 		// expiry with it.
-		delete(s.vol, string(key))
+		if old := s.m[string(key)]; old != nil {
+			db.preChange(s, key, old)
+			db.detach(key, old)
+			if !e.vol {
+				delete(s.vol, string(key))
+			}
+		}
 	}
 	if e.vol {
 		if s.vol == nil {
@@ -286,6 +294,7 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	} else {
 		s.m[string(key)] = e
 	}
+	db.attach(key, e)
 	db.Modified(key)
 	if db.ks.OnCreated != nil {
 		db.ks.OnCreated(db, key, e)
@@ -324,6 +333,7 @@ func (db *DB) Delete(key []byte) bool {
 		return false
 	}
 	db.preChange(s, key, e)
+	db.detach(key, e)
 	delete(s.m, string(key))
 	if db.slots != nil {
 		db.slots.del(key)
@@ -347,7 +357,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, ms int64) {
 	if ms == 0 {
 		if e.vol {
 			delete(s.vol, string(key))
-			e.vol = false
+			e.setVol(false)
 		}
 		return
 	}
@@ -355,7 +365,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, ms int64) {
 		s.vol = make(map[string]int64)
 	}
 	s.vol[string(key)] = ms
-	e.vol = true
+	e.setVol(true)
 }
 
 // ExpireOf returns the expiry of key, whose entry is e, in unix
@@ -388,20 +398,38 @@ func (db *DB) Volatile() int {
 
 // Flush empties the database. Exclusive lock. OnFlush runs first, while
 // the keys are still there, so it can see which watched keys existed.
-func (db *DB) Flush() {
+func (db *DB) Flush() { db.flush(false) }
+
+// FlushAsync is Flush with the keys' memory taken out of the count in the
+// background (FLUSHDB ASYNC), as Redis's lazyfree thread frees them.
+func (db *DB) FlushAsync() { db.flush(true) }
+
+func (db *DB) flush(async bool) {
 	if db.ks.OnFlush != nil {
 		db.ks.OnFlush(db)
 	}
 	snap := db.ks.snap.Load() != nil
+	var maps []map[string]*Entry
 	for i := range db.shards {
 		s := &db.shards[i]
-		if snap && len(s.m) > 0 {
-			db.flushForSnapshot(s)
+		if len(s.m) > 0 {
+			if snap {
+				db.flushForSnapshot(s)
+			}
+			maps = append(maps, s.m)
 		}
 		s.m, s.vol = nil, nil
 	}
 	if db.slots != nil {
 		db.slots.flush()
+	}
+	if len(maps) == 0 {
+		return
+	}
+	if async {
+		go db.ks.dropAll(maps, false)
+	} else {
+		db.ks.dropAll(maps, true)
 	}
 }
 

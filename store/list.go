@@ -1,6 +1,9 @@
 package store
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // List is a Redis list: a deque of nodes, each node a byte buffer of packed
 // elements (like a quicklist of listpacks), so a list costs a few bytes per
@@ -11,6 +14,8 @@ import "encoding/binary"
 // keep free room at both ends: pushes at either end of the list are O(1)
 // amortized.
 type List struct {
+	memHdr
+	bytes int64    // allocation sizes of the nodes and their buffers
 	nodes []*lnode // nodes[first:] are in use
 	first int
 	n     int
@@ -102,6 +107,15 @@ func (nd *lnode) prev(e int) ([]byte, int) {
 
 func (nd *lnode) size() int { return nd.hi - nd.lo }
 
+// nodeBytes is the allocation of a node and its buffer.
+func nodeBytes(nd *lnode) int64 {
+	return AllocSize(int(unsafe.Sizeof(lnode{}))) + AllocSize(len(nd.buf))
+}
+
+// account records the list's current size in its header.
+func (l *List) account() {
+	l.setMem(AllocSize(int(unsafe.Sizeof(List{}))) + AllocSize(8*cap(l.nodes)) + l.bytes)
+}
 func (l *List) fits(nd *lnode, sz int) bool {
 	return nd.cnt < l.maxCount() && (nd.size()+sz <= l.maxBytes() || nd.cnt == 0)
 }
@@ -155,8 +169,10 @@ func (l *List) PushFront(v []byte) {
 	sz := entrySize(v)
 	ns := l.live()
 	var nd *lnode
+	var before int64
 	if len(ns) > 0 && l.fits(ns[0], sz) {
 		nd = ns[0]
+		before = nodeBytes(nd)
 	} else {
 		nd = newNode(sz, true)
 		l.pushNodeFront(nd)
@@ -168,6 +184,8 @@ func (l *List) PushFront(v []byte) {
 	putEntry(nd.buf[nd.lo:], v)
 	nd.cnt++
 	l.n++
+	l.bytes += nodeBytes(nd) - before
+	l.account()
 }
 
 // PushBack appends v at the tail.
@@ -175,8 +193,10 @@ func (l *List) PushBack(v []byte) {
 	sz := entrySize(v)
 	ns := l.live()
 	var nd *lnode
+	var before int64
 	if len(ns) > 0 && l.fits(ns[len(ns)-1], sz) {
 		nd = ns[len(ns)-1]
+		before = nodeBytes(nd)
 	} else {
 		nd = newNode(sz, false)
 		l.nodes = append(l.nodes, nd)
@@ -188,9 +208,12 @@ func (l *List) PushBack(v []byte) {
 	nd.hi += sz
 	nd.cnt++
 	l.n++
+	l.bytes += nodeBytes(nd) - before
+	l.account()
 }
 
 func (l *List) dropFrontNode() {
+	l.bytes -= nodeBytes(l.nodes[l.first])
 	l.nodes[l.first] = nil
 	l.first++
 	if l.first == len(l.nodes) {
@@ -203,6 +226,7 @@ func (l *List) dropFrontNode() {
 }
 
 func (l *List) dropBackNode() {
+	l.bytes -= nodeBytes(l.nodes[len(l.nodes)-1])
 	l.nodes[len(l.nodes)-1] = nil
 	l.nodes = l.nodes[:len(l.nodes)-1]
 	if len(l.nodes) == l.first {
@@ -223,6 +247,7 @@ func (l *List) PopFront(dst []byte) ([]byte, bool) {
 	l.n--
 	if nd.cnt == 0 {
 		l.dropFrontNode()
+		l.account()
 	}
 	return dst, true
 }
@@ -240,6 +265,7 @@ func (l *List) PopBack(dst []byte) ([]byte, bool) {
 	l.n--
 	if nd.cnt == 0 {
 		l.dropBackNode()
+		l.account()
 	}
 	return dst, true
 }
@@ -384,6 +410,10 @@ func (l *List) replaceNode(ni int, vals [][]byte) {
 	}
 	ns := l.live()
 	l.n += len(vals) - ns[ni].cnt
+	l.bytes -= nodeBytes(ns[ni])
+	for _, nd := range built {
+		l.bytes += nodeBytes(nd)
+	}
 	rest := append(built, ns[ni+1:]...)
 	out := append(l.nodes[:l.first+ni:l.first+ni], rest...)
 	if len(out) < len(l.nodes) {
@@ -394,6 +424,7 @@ func (l *List) replaceNode(ni int, vals [][]byte) {
 	if len(l.nodes) == l.first {
 		l.nodes, l.first = l.nodes[:0], 0
 	}
+	l.account()
 }
 
 // Set replaces element i (a valid index) with v.
@@ -534,6 +565,7 @@ func (l *List) DropFront(n int) {
 		l.n--
 		n--
 	}
+	l.account()
 }
 
 // DropBack removes n elements from the tail.
@@ -552,6 +584,7 @@ func (l *List) DropBack(n int) {
 		l.n--
 		n--
 	}
+	l.account()
 }
 
 // Clone returns a deep copy of the list.
@@ -560,7 +593,10 @@ func (l *List) Clone() *List {
 	for _, nd := range l.live() {
 		b := make([]byte, nd.size())
 		copy(b, nd.buf[nd.lo:nd.hi])
-		c.nodes = append(c.nodes, &lnode{buf: b, lo: 0, hi: len(b), cnt: nd.cnt})
+		nn := &lnode{buf: b, lo: 0, hi: len(b), cnt: nd.cnt}
+		c.nodes = append(c.nodes, nn)
+		c.bytes += nodeBytes(nn)
 	}
+	c.account()
 	return c
 }

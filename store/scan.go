@@ -287,8 +287,8 @@ func (db *DB) PeekRaw(key []byte) *Entry { return db.shardFor(key).m[string(key)
 // CloneString returns a copy of a string entry with the same encoding and
 // no expiry (COPY).
 func (e *Entry) CloneString() *Entry {
-	n := &Entry{kind: KindString, enc: e.enc, lru: e.lru}
-	if e.enc == encInt {
+	n := &Entry{kind: KindString, enc: e.encoding(), lru: e.lru}
+	if e.encoding() == encInt {
 		n.n, n.c = e.n, e.c
 		return n
 	}
@@ -299,7 +299,7 @@ func (e *Entry) CloneString() *Entry {
 // StringAlloc returns the bytes reserved for a non-integer string value
 // (its capacity), for MEMORY USAGE.
 func (e *Entry) StringAlloc() int {
-	if e.enc == encInt {
+	if e.encoding() == encInt {
 		return 0
 	}
 	return int(e.c)

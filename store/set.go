@@ -13,6 +13,7 @@ import (
 // integers. Any other set is a table of members ("hashtable"). The
 // conversion is one way.
 type SetVal struct {
+	memHdr
 	ints []int64
 	tab  *table
 }
@@ -29,7 +30,9 @@ func NewSetFor(m []byte) *SetVal {
 	if _, ok := isIntEncodable(m); ok {
 		return &SetVal{}
 	}
-	return &SetVal{tab: newTable(false, 0)}
+	s := &SetVal{tab: newTable(false, 0)}
+	s.account()
+	return s
 }
 
 // NewSetEntry returns an entry holding s.
@@ -68,6 +71,7 @@ func (s *SetVal) intIndex(v int64) (int, bool) {
 // Add adds m, reporting whether it is new. maxIntset is
 // set-max-intset-entries.
 func (s *SetVal) Add(m []byte, maxIntset int) bool {
+	defer s.account()
 	if s.tab == nil {
 		v, ok := isIntEncodable(m)
 		if !ok {
@@ -113,10 +117,12 @@ func (s *SetVal) Convert() {
 		t.insert(newKeyBlob(b), hashBytes(b))
 	}
 	s.tab, s.ints = t, nil
+	s.account()
 }
 
 // Remove removes m, reporting whether it was a member.
 func (s *SetVal) Remove(m []byte) bool {
+	defer s.account()
 	if s.tab == nil {
 		v, ok := isIntEncodable(m)
 		if !ok {
@@ -190,6 +196,7 @@ func (s *SetVal) Random(scratch []byte) []byte {
 // stay valid (a table member's blob, or scratch for an intset). The set
 // must not be empty.
 func (s *SetVal) Pop(scratch []byte) []byte {
+	defer s.account()
 	if s.tab != nil {
 		i := s.tab.random()
 		m := blobKey(s.tab.slots[i])
@@ -214,10 +221,25 @@ func (s *SetVal) Scan(cursor uint64, fn func(m []byte)) uint64 {
 
 // Dup returns a deep copy with the same encoding.
 func (s *SetVal) Dup() *SetVal {
+	var d *SetVal
 	if s.tab != nil {
-		return &SetVal{tab: s.tab.dup()}
+		d = &SetVal{tab: s.tab.dup()}
+	} else {
+		d = &SetVal{ints: append([]int64(nil), s.ints...)}
 	}
-	return &SetVal{ints: append([]int64(nil), s.ints...)}
+	d.account()
+	return d
+}
+
+// account records the set's current size in its header.
+func (s *SetVal) account() {
+	n := AllocSize(int(unsafe.Sizeof(SetVal{})))
+	if s.tab != nil {
+		n += s.tab.size()
+	} else {
+		n += AllocSize(8 * cap(s.ints))
+	}
+	s.setMem(n)
 }
 
 // MemUsage estimates the bytes the set uses (sample: members to measure,

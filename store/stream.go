@@ -105,6 +105,39 @@ type streamNode struct {
 	lpRest  int // Redis listpack bytes, less the count and deleted items
 }
 
+// size is the allocation of a node, its entry index and its records.
+func (n *streamNode) size() int64 {
+	return AllocSize(int(unsafe.Sizeof(streamNode{}))) + AllocSize(int(unsafe.Sizeof(streamEnt{}))*cap(n.ents)) + AllocSize(cap(n.data))
+}
+
+// size is the allocation of a group: its struct, name, pending entries
+// and consumers.
+func (g *StreamGroup) size() int64 {
+	n := AllocSize(int(unsafe.Sizeof(StreamGroup{}))) + AllocSize(len(g.Name)) +
+		AllocSize(8*cap(g.pel)) + AllocSize(8*cap(g.consumers)) +
+		int64(len(g.pel))*AllocSize(int(unsafe.Sizeof(StreamNACK{})))
+	for _, c := range g.consumers {
+		n += AllocSize(int(unsafe.Sizeof(StreamConsumer{}))) + AllocSize(len(c.Name)) + AllocSize(8*cap(c.pel))
+	}
+	return n
+}
+
+// account records the stream's current size in its header.
+func (s *Stream) account() {
+	n := AllocSize(int(unsafe.Sizeof(Stream{}))) + AllocSize(8*cap(s.nodes)) + AllocSize(8*cap(s.groups)) + s.nodeBytes
+	for _, g := range s.groups {
+		n += g.size()
+	}
+	s.setMem(n)
+}
+
+// changed records a change of the group's size.
+func (g *StreamGroup) changed() {
+	if g.strm != nil {
+		g.strm.account()
+	}
+}
+
 func (n *streamNode) lpBytes() int {
 	return n.lpRest + lpIntSize(int64(n.live)) + lpIntSize(int64(n.deleted))
 }
@@ -193,6 +226,8 @@ func (n *streamNode) search(id StreamID) int {
 
 // Stream is a stream value.
 type Stream struct {
+	memHdr
+	nodeBytes    int64 // allocation sizes of the nodes
 	nodes        []*streamNode
 	length       uint64
 	LastID       StreamID
@@ -204,6 +239,7 @@ type Stream struct {
 
 // StreamGroup is a consumer group.
 type StreamGroup struct {
+	strm        *Stream // the stream, whose size a change of the group changes
 	Name        string
 	LastID      StreamID
 	EntriesRead int64 // -1: unknown
@@ -324,6 +360,7 @@ func (s *Stream) Append(id StreamID, kv [][]byte, maxEntries, maxBytes int64) {
 		}
 	}
 	s.add(n, id, kv)
+	s.account()
 }
 
 // LoadEntry adds an entry as an RDB node holds it: newNode starts a node,
@@ -341,12 +378,17 @@ func (s *Stream) LoadEntry(id StreamID, kv [][]byte, deleted, newNode bool) {
 		n.deleted++
 		s.length--
 	}
+	s.account()
 }
 
 // add appends an entry to node n (nil: a new node), returning the node.
 func (s *Stream) add(n *streamNode, id StreamID, kv [][]byte) *streamNode {
 	numFields := len(kv) / 2
 	var flags uint32
+	var before int64
+	if n != nil {
+		before = n.size()
+	}
 	if n == nil {
 		n = &streamNode{master: id}
 		n.data = appendUvarint(n.data, numFields)
@@ -389,6 +431,7 @@ func (s *Stream) add(n *streamNode, id StreamID, kv [][]byte) *streamNode {
 	lp += lpIntSize(int64(lpCount))
 	n.lpRest += lp
 	n.ents = append(n.ents, streamEnt{id: id, off: uint32(off), flags: flags})
+	s.nodeBytes += n.size() - before
 	n.live++
 	s.length++
 	s.EntriesAdded++
@@ -536,6 +579,7 @@ func (s *Stream) Delete(id StreamID) bool {
 	n.ents[i].flags |= streamFlagDeleted
 	if n.live == 1 {
 		s.removeNode(ni)
+		s.account()
 	} else {
 		n.live--
 		n.deleted++
@@ -545,6 +589,7 @@ func (s *Stream) Delete(id StreamID) bool {
 }
 
 func (s *Stream) removeNode(i int) {
+	s.nodeBytes -= s.nodes[i].size()
 	copy(s.nodes[i:], s.nodes[i+1:])
 	s.nodes[len(s.nodes)-1] = nil
 	s.nodes = s.nodes[:len(s.nodes)-1]
@@ -621,8 +666,12 @@ func (s *Stream) Trim(a TrimArgs) int64 {
 		break
 	}
 	if removed > 0 {
+		for _, n := range s.nodes[:removed] {
+			s.nodeBytes -= n.size()
+		}
 		clear(s.nodes[:removed])
 		s.nodes = append(s.nodes[:0], s.nodes[removed:]...)
+		s.account()
 	}
 	if s.length == 0 {
 		s.FirstID = StreamID{}
@@ -652,10 +701,11 @@ func (s *Stream) CreateGroup(name []byte, last StreamID, entriesRead int64) *Str
 	if i < len(s.groups) && s.groups[i].Name == string(name) {
 		return nil
 	}
-	g := &StreamGroup{Name: string(name), LastID: last, EntriesRead: entriesRead}
+	g := &StreamGroup{strm: s, Name: string(name), LastID: last, EntriesRead: entriesRead}
 	s.groups = append(s.groups, nil)
 	copy(s.groups[i+1:], s.groups[i:])
 	s.groups[i] = g
+	s.account()
 	return g
 }
 
@@ -663,7 +713,9 @@ func (s *Stream) CreateGroup(name []byte, last StreamID, entriesRead int64) *Str
 func (s *Stream) DestroyGroup(name []byte) bool {
 	i := sort.Search(len(s.groups), func(i int) bool { return s.groups[i].Name >= string(name) })
 	if i < len(s.groups) && s.groups[i].Name == string(name) {
+		s.groups[i].strm = nil
 		s.groups = append(s.groups[:i], s.groups[i+1:]...)
+		s.account()
 		return true
 	}
 	return false
@@ -720,6 +772,7 @@ func (g *StreamGroup) AddPending(nk *StreamNACK) {
 	if nk.Consumer != nil {
 		nk.Consumer.pel = pelInsert(nk.Consumer.pel, nk)
 	}
+	g.changed()
 }
 
 // Ack removes a pending entry, reporting whether there was one.
@@ -732,6 +785,7 @@ func (g *StreamGroup) Ack(id StreamID) bool {
 	if nk.Consumer != nil {
 		nk.Consumer.pel = pelRemove(nk.Consumer.pel, id)
 	}
+	g.changed()
 	return true
 }
 
@@ -745,6 +799,7 @@ func (g *StreamGroup) Assign(nk *StreamNACK, c *StreamConsumer) {
 	}
 	nk.Consumer = c
 	c.pel = pelInsert(c.pel, nk)
+	g.changed()
 }
 
 // Consumers returns the consumers sorted by name (not to be modified).
@@ -773,6 +828,7 @@ func (g *StreamGroup) CreateConsumer(name []byte, now int64) *StreamConsumer {
 	g.consumers = append(g.consumers, nil)
 	copy(g.consumers[i+1:], g.consumers[i:])
 	g.consumers[i] = c
+	g.changed()
 	return c
 }
 
@@ -788,6 +844,7 @@ func (g *StreamGroup) DeleteConsumer(c *StreamConsumer) int {
 	if i < len(g.consumers) && g.consumers[i] == c {
 		g.consumers = append(g.consumers[:i], g.consumers[i+1:]...)
 	}
+	g.changed()
 	return n
 }
 
@@ -876,9 +933,10 @@ func (s *Stream) Dup() *Stream {
 		m.ents = append([]streamEnt(nil), n.ents...)
 		m.data = append([]byte(nil), n.data...)
 		d.nodes[i] = &m
+		d.nodeBytes += m.size()
 	}
 	for _, g := range s.groups {
-		ng := &StreamGroup{Name: g.Name, LastID: g.LastID, EntriesRead: g.EntriesRead}
+		ng := &StreamGroup{strm: d, Name: g.Name, LastID: g.LastID, EntriesRead: g.EntriesRead}
 		nacks := make(map[StreamID]*StreamNACK, len(g.pel))
 		for _, nk := range g.pel {
 			c := *nk
@@ -897,6 +955,7 @@ func (s *Stream) Dup() *Stream {
 		}
 		d.groups = append(d.groups, ng)
 	}
+	d.account()
 	return d
 }
 
