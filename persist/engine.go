@@ -642,6 +642,11 @@ type Info struct {
 	MemAOFBuffer                     int64
 }
 
+// AOFBufferBytes is the size of the AOF buffer (commands not yet written
+// to the file): Redis's aof_buf, which counts in used_memory. It takes no
+// lock.
+func (e *Engine) AOFBufferBytes() int64 { return e.w.bufLen.Load() }
+
 // Info returns INFO's persistence figures.
 func (e *Engine) Info() Info {
 	e.mu.Lock()

@@ -62,6 +62,16 @@ func (p *Parser) Reset() {
 	p.offs = p.offs[:0]
 }
 
+// Parsed returns how many bytes of a partly received command the parser
+// has already consumed (its header and complete arguments): the query
+// buffer's unparsed part starts there.
+func (p *Parser) Parsed() int {
+	if p.started {
+		return p.pos
+	}
+	return 0
+}
+
 // InProgress reports whether a multibulk command has been partly consumed.
 func (p *Parser) InProgress() bool { return p.started }
 

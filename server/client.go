@@ -61,20 +61,36 @@ type Client struct {
 	noEvict         bool
 	noTouch         bool
 	preOOM          bool // over maxmemory when the command began (pre_command_oom_state)
+	evictAfter      bool // CONFIG SET changed maxmemory: evict once the command is done
 	scriptAllowOOM  bool // the script being started has the allow-oom flag
 
 	created  time.Time
 	lastIO   atomic.Int64 // unix ms of the last interaction
 	lastCmd  atomic.Pointer[Command]
-	qbufLen  atomic.Int64 // query buffer size for CLIENT LIST
+	qbufLen  atomic.Int64 // query buffer size for CLIENT LIST: its unparsed bytes
+	qbufCap  atomic.Int64 // and its allocation
 	batchLen int          // bytes of the batch being processed (CLIENT LIST of itself)
 	outLen   atomic.Int64 // pending output for CLIENT LIST
-	flagsMu  sync.Mutex
-	killHook func() // driver hook to close the connection from another goroutine
+	asyncLen atomic.Int64 // len(async), for readers without amu
 
-	qbuf    []byte // unconsumed input kept between reads (event loops)
-	pending []byte // output the socket did not take yet (event loops)
-	held    []byte // replies waiting for the loop iteration's AOF commit
+	// Memory accounting (memory.go): the part of the client's memory its
+	// own goroutine changes, what is counted for it in used memory (-1
+	// once closed) and in which class, and the overhead of its
+	// subscriptions.
+	ownMem          atomic.Int64
+	multiMemA       atomic.Int64 // CLIENT LIST multi-mem
+	memCounted      atomic.Int64
+	memCountedClass atomic.Int32
+	pubsubMem       atomic.Int64
+	replicaOut      atomic.Bool // a replica: its output counts in mem_clients_slaves
+	evicted         atomic.Bool // disconnected by maxmemory-clients: gone from CLIENT LIST
+	flagsMu         sync.Mutex
+	killHook        func() // driver hook to close the connection from another goroutine
+
+	qbuf     []byte // unconsumed input kept between reads (event loops)
+	qbufPeak int    // the most qbuf held since the loop's cron last looked
+	pending  []byte // output the socket did not take yet (event loops)
+	held     []byte // replies waiting for the loop iteration's AOF commit
 
 	keyPos     []int
 	snapPos    []int // captureKeys' scratch
@@ -121,9 +137,20 @@ func (c *Client) deliver(b []byte) {
 	c.amu.Lock()
 	first := len(c.async) == 0
 	c.async = append(c.async, b...)
+	c.asyncLen.Store(int64(len(c.async)))
 	c.amu.Unlock()
+	c.asyncGrew()
 	if first && c.signal != nil {
 		c.signal()
+	}
+}
+
+// asyncGrew counts output delivered from another goroutine and applies
+// maxmemory-clients in the background (the deliverer may hold locks an
+// eviction takes).
+func (c *Client) asyncGrew() {
+	if c.updateMem() && c.srv.cfg.maxmemClients.Load() != 0 {
+		c.srv.evictClientsSoon()
 	}
 }
 
@@ -133,15 +160,17 @@ func (c *Client) swapAsync() []byte {
 	c.amu.Lock()
 	out := c.async
 	c.async, c.asyncSpare = c.asyncSpare[:0], nil
+	c.asyncLen.Store(0)
 	c.amu.Unlock()
 	return out
 }
 
 // returnAsync keeps a written async buffer for reuse, unless a burst made
-// it big: then it is dropped so a subscriber that once fell behind does
+// it bigger than the reply buffer the memory accounting allows every
+// client: then it is dropped so a subscriber that once fell behind does
 // not keep the memory.
 func (c *Client) returnAsync(b []byte) {
-	if cap(b) > 256*1024 {
+	if cap(b) > replyBufSize {
 		return
 	}
 	c.amu.Lock()
@@ -156,6 +185,7 @@ func (c *Client) takeAsync(dst []byte) []byte {
 	c.amu.Lock()
 	dst = append(dst, c.async...)
 	c.async = c.async[:0]
+	c.asyncLen.Store(0)
 	c.amu.Unlock()
 	return dst
 }
@@ -330,6 +360,9 @@ func (c *Client) dispatch(args [][]byte) {
 	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
 		return
 	}
+	if srv.cfg.maxmemClients.Load() != 0 && !c.clientEvictCheck() {
+		return
+	}
 	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
 		return
 	}
@@ -358,6 +391,10 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	c.call(cmd, args)
+	if c.evictAfter && !c.inExec {
+		c.evictAfter = false
+		c.evictAfterConfig()
+	}
 }
 
 // isTxControl reports commands that run immediately inside MULTI.

@@ -491,6 +491,9 @@ func clientTypeByName(b []byte) int {
 }
 
 func (c *Client) clientType() int {
+	if c.replicaOut.Load() {
+		return clientSlave
+	}
 	if c.inPubSub() {
 		return clientPubSub
 	}
@@ -552,10 +555,12 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 		// Redis's query buffer still holds the batch being executed,
 		// this command included.
 		qbuf = int64(t.batchLen)
+		t.refreshOwnMemory()
 	}
 	if !self {
 		argvMem = 0
 	}
+	qbufFree := max(0, t.qbufCap.Load()-qbuf)
 	b = append(b, "id="...)
 	b = strconv.AppendInt(b, t.ID, 10)
 	b = append(b, " addr="...)
@@ -584,13 +589,17 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	b = strconv.AppendInt(b, int64(multi), 10)
 	b = append(b, " qbuf="...)
 	b = strconv.AppendInt(b, qbuf, 10)
-	b = append(b, " qbuf-free=0 argv-mem="...)
+	b = append(b, " qbuf-free="...)
+	b = strconv.AppendInt(b, qbufFree, 10)
+	b = append(b, " argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)
-	omem := t.outputMem()
-	b = append(b, " multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem="...)
+	omem := t.outputMemory()
+	b = append(b, " multi-mem="...)
+	b = strconv.AppendInt(b, t.multiMemA.Load(), 10)
+	b = append(b, " rbs=16384 rbp=16384 obl=0 oll=0 omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, 16384+qbuf+argvMem+omem, 10)
+	b = strconv.AppendInt(b, t.memUsage()+argvMem, 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmdName...)
 	b = append(b, " user="...)
@@ -673,7 +682,7 @@ func clientListCmd(c *Client, args [][]byte) {
 	}
 	var b []byte
 	for _, t := range ids {
-		if typ >= 0 && t.clientType() != typ || t.aclKilled.Load() {
+		if typ >= 0 && t.clientType() != typ || t.aclKilled.Load() || t.evicted.Load() {
 			continue
 		}
 		b = c.appendClientInfo(b, t, self, argvLen(args))

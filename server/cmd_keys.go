@@ -592,13 +592,18 @@ func flushdbCommand(c *Client, args [][]byte) {
 	if !flushArgs(c, args) {
 		return
 	}
+	async := flushAsync(c, args)
 	if c.DB().Size() > 0 {
 		collectSoon()
-		if flushAsync(c, args) {
+		if async {
 			c.srv.lazyfreed.Add(int64(c.DB().Size()))
 		}
 	}
-	c.DB().Flush()
+	if async {
+		c.DB().FlushAsync()
+	} else {
+		c.DB().Flush()
+	}
 	c.DB().DropScanSnapshots()
 	c.srv.trackingFlushAll(c)
 	c.w.OK()
@@ -609,14 +614,19 @@ func flushallCommand(c *Client, args [][]byte) {
 		return
 	}
 	ks := c.srv.ks
+	async := flushAsync(c, args)
 	for i := 0; i < ks.NumDBs(); i++ {
 		if ks.DB(i).Size() > 0 {
 			collectSoon()
-			if flushAsync(c, args) {
+			if async {
 				c.srv.lazyfreed.Add(int64(ks.DB(i).Size()))
 			}
 		}
-		ks.DB(i).Flush()
+		if async {
+			ks.DB(i).FlushAsync()
+		} else {
+			ks.DB(i).Flush()
+		}
 		ks.DB(i).DropScanSnapshots()
 	}
 	c.srv.trackingFlushAll(c)
@@ -860,38 +870,34 @@ func mallocSize(n int64) int64 {
 }
 
 // memoryStatsCommand is MEMORY STATS: the fields and order of Redis 7.0's
-// reply, filled from the figures INFO memory reports. Per database, the
-// hash table overheads are estimated for Go's maps (a 16-byte key header,
-// an 8-byte value and a control byte per slot, at a 7/8 load).
+// reply, filled from the figures INFO memory reports (memory.go).
 func memoryStatsCommand(c *Client, args [][]byte) {
 	s := c.srv
 	m := readMemory()
-	m.used = s.usedMemory(m.used) // no eviction here: this runs under the keyspace lock
-	type dbOverhead struct{ id, main, expires int64 }
-	var dbs []dbOverhead
+	mem := &s.mem
+	used := s.usedMemory() // no eviction here: this runs under the keyspace lock
+	dbs, keysOverhead := s.keysOverhead()
 	var keys int64
-	slot := func(n int) int64 { return int64(n) * (16 + 8 + 1) * 8 / 7 }
-	for i := 0; i < s.ks.NumDBs(); i++ {
-		db := s.ks.DB(i)
-		if n := db.Size(); n > 0 {
-			keys += int64(n)
-			dbs = append(dbs, dbOverhead{int64(i), slot(n), slot(db.Volatile())})
-		}
+	for _, d := range dbs {
+		keys += d.keys
 	}
-	net := m.used // startup.allocated is 0, as INFO's used_memory_startup
-	dataset := m.used - min(m.used, m.overhead)
+	overhead := s.memoryOverhead()
+	peak := max(mem.peak.Load(), used)
+	net := max(1, used-mem.startup)
+	dataset := max(0, used-overhead)
+	_ = keysOverhead
 	w := &c.w
 	w.Map(27 + len(dbs))
 	pair := func(k string, v int64) { w.BulkString(k); w.Int(v) }
 	pairF := func(k string, v float64) { w.BulkString(k); w.Double(v) }
-	pair("peak.allocated", int64(m.peak))
-	pair("total.allocated", int64(m.used))
-	pair("startup.allocated", 0)
-	pair("replication.backlog", 0)
-	pair("clients.slaves", 0)
-	pair("clients.normal", 0)
+	pair("peak.allocated", peak)
+	pair("total.allocated", used)
+	pair("startup.allocated", mem.startup)
+	pair("replication.backlog", mem.backlog.Load())
+	pair("clients.slaves", mem.replicas.Load())
+	pair("clients.normal", mem.normal.Load())
 	pair("cluster.links", 0)
-	pair("aof.buffer", 0)
+	pair("aof.buffer", s.aofBuffer())
 	pair("lua.caches", 0)
 	pair("functions.caches", 0)
 	for _, d := range dbs {
@@ -901,25 +907,25 @@ func memoryStatsCommand(c *Client, args [][]byte) {
 		pair("overhead.hashtable.expires", d.expires)
 		pair("overhead.hashtable.slot-to-keys", 0)
 	}
-	pair("overhead.total", int64(m.overhead))
+	pair("overhead.total", overhead)
 	pair("keys.count", keys)
 	perKey := int64(0)
 	if keys > 0 {
-		perKey = int64(net) / keys
+		perKey = net / keys
 	}
 	pair("keys.bytes-per-key", perKey)
-	pair("dataset.bytes", int64(dataset))
-	pairF("dataset.percentage", percent(dataset, net))
-	pairF("peak.percentage", percent(m.used, m.peak))
-	pair("allocator.allocated", int64(m.used))
+	pair("dataset.bytes", dataset)
+	pairF("dataset.percentage", percent(uint64(dataset), uint64(net)))
+	pairF("peak.percentage", percent(uint64(used), uint64(peak)))
+	pair("allocator.allocated", int64(m.objects))
 	pair("allocator.active", int64(m.heapInUse))
 	pair("allocator.resident", int64(m.total))
-	pairF("allocator-fragmentation.ratio", ratio(m.heapInUse, m.used))
-	pair("allocator-fragmentation.bytes", int64(m.heapInUse-min(m.heapInUse, m.used)))
+	pairF("allocator-fragmentation.ratio", ratio(m.heapInUse, m.objects))
+	pair("allocator-fragmentation.bytes", int64(m.heapInUse-min(m.heapInUse, m.objects)))
 	pairF("allocator-rss.ratio", ratio(m.total, m.heapInUse))
 	pair("allocator-rss.bytes", int64(m.total)-int64(m.heapInUse))
 	pairF("rss-overhead.ratio", ratio(m.rss, m.total))
 	pair("rss-overhead.bytes", int64(m.rss)-int64(m.total))
-	pairF("fragmentation", ratio(m.rss, m.used))
-	pair("fragmentation.bytes", int64(m.rss)-int64(m.used))
+	pairF("fragmentation", ratio(m.rss, uint64(used)))
+	pair("fragmentation.bytes", int64(m.rss)-used)
 }

@@ -195,6 +195,11 @@ func configSetCmd(c *Client, args [][]byte) {
 			cfg.OnChange(p.name, vals[i])
 		}
 	}
+	for _, p := range ps {
+		if strings.HasPrefix(p.name, "maxmemory") {
+			c.evictAfter = true // Redis's updateMaxmemory: performEvictions
+		}
+	}
 	c.w.OK()
 }
 
@@ -232,6 +237,7 @@ func (s *Server) ResetStats() {
 	}
 	s.ks.ExpiredKeys.Store(0)
 	s.ev.evicted.Store(0)
+	s.mem.evictedClients.Store(0)
 	s.lazyfreed.Store(0)
 	s.errStatsMu.Lock()
 	s.errStats = nil

@@ -102,6 +102,7 @@ type Config struct {
 	minReplicasLag  atomic.Int64 // min-replicas-max-lag
 	busyThreshold   atomic.Int64
 	maxMemory       atomic.Int64
+	maxmemClients   atomic.Int64 // maxmemory-clients: bytes, or -percent of maxmemory
 	evictSamples    atomic.Int64 // maxmemory-samples
 	mmPolicy        atomic.Int64 // maxmemory-policy (evict.go's pol* flags)
 	evictTenacity   atomic.Int64 // maxmemory-eviction-tenacity
@@ -443,7 +444,20 @@ var params = []*param{
 	memP("hll-sparse-max-bytes", 0, longMax, "3000").unsigned(),
 	intP("tracking-table-max-keys", 0, longMax, "1000000").unsigned().onSet(atom(func(c *Config) *atomic.Int64 { return &c.trackingMaxKeys })),
 	memP("client-query-buffer-limit", 1024*1024, longMax, "1073741824").unsigned().onSet(atom(func(c *Config) *atomic.Int64 { return &c.qbufLimit })),
-	{name: "maxmemory-clients", kind: pMemory, def: "0", min: -100, max: longMax, numFlags: numMemory | numPercent},
+	(&param{name: "maxmemory-clients", kind: pMemory, def: "0", min: -100, max: longMax, numFlags: numMemory | numPercent}).onSet(func(cfg *Config, v string) error {
+		var n int64
+		if p, ok := strings.CutSuffix(v, "%"); ok {
+			n, _ = strconv.ParseInt(p, 10, 64)
+			n = -n
+		} else {
+			n, _ = strconv.ParseInt(v, 10, 64)
+		}
+		cfg.maxmemClients.Store(n)
+		if cfg.mmHook != nil {
+			cfg.mmHook()
+		}
+		return nil
+	}),
 
 	// Other numeric configs.
 	intP("repl-backlog-ttl", 0, longMax, "3600"),

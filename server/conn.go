@@ -155,6 +155,7 @@ func (cs *connServer) signalled() bool {
 	if !cs.flush() {
 		return false
 	}
+	c.updateMem()
 	if !c.blocked && len(cs.qbuf) > 0 && !cs.runQbuf() {
 		return false
 	}
@@ -198,12 +199,14 @@ func (cs *connServer) runQbuf() bool {
 }
 
 func (cs *connServer) checkQbuf() bool {
-	cs.c.qbufLen.Store(int64(len(cs.qbuf)))
+	c := cs.c
+	c.qbuf = cs.qbuf // for the memory accounting
+	c.qbufLen.Store(int64(len(cs.qbuf) - c.p.Parsed()))
 	if int64(len(cs.qbuf)) > cs.srv.cfg.qbufLimit.Load() {
 		cs.srv.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(cs.qbuf))
 		return false
 	}
-	return true
+	return c.memChanged()
 }
 
 func (cs *connServer) flush() bool {
@@ -312,6 +315,7 @@ func (c *Client) repliesOverLimit() bool {
 // kill closes the client's connection from any goroutine.
 func (c *Client) kill() {
 	c.closeASAP.Store(true)
+	c.releaseMem() // its buffers go with it: used memory drops now, as in Redis
 	if c.killHook != nil {
 		c.killHook()
 	}

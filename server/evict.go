@@ -2,10 +2,6 @@ package server
 
 import (
 	"math"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,45 +10,14 @@ import (
 	"github.com/sluicedb/sluice/store"
 )
 
-// maxmemory: eviction as Redis 7.0's evict.c, on a memory figure that a Go
-// server has to estimate.
-//
-// Memory accounting. Redis counts every malloc, so its used_memory drops
-// the moment a key is freed. Go's heap figures only drop once a garbage
-// collection has run and swept, so Sluice keeps a running estimate:
-//
-//	used = heap + reflected - freed
-//
-//   - heap is /memory/classes/heap/objects:bytes (live objects plus
-//     garbage not yet swept: it grows as soon as anything is allocated).
-//     While maxmemory is set a sampler goroutine reads it every
-//     millisecond; INFO reads it afresh.
-//   - freed is the running total of the sizes of the keys deleted, expired
-//     or evicted while maxmemory is set, each estimated as MEMORY USAGE
-//     does, so an eviction lowers the estimate at once, as in Redis.
-//   - reflected is the part of freed that a finished collection has
-//     already taken out of heap. A finalizer on a sentinel object runs
-//     after each collection: frees counted before the previous sentinel
-//     was allocated happened before this cycle began, so they are
-//     reflected now. A forced collection (runtime.GC returns swept)
-//     reflects everything freed before it started.
-//
-// base = heap + reflected is published as one atomic, so the check made
-// before each command is two atomic loads and a compare, and only when
-// maxmemory is set: with maxmemory 0 (the default) it is one load of the
-// limit. INFO used_memory reports the same estimate.
-//
-// Garbage (replies, overwritten values, temporary buffers) counts as used
-// memory until a collection, as it occupies the process's memory. So that
-// it never stands for a large share of the limit (which would make the
-// server evict live keys to make room for garbage), the Go runtime's soft
-// memory limit is set to maxmemory plus an eighth plus the runtime's
-// non-heap overhead (unless GOMEMLIMIT was given): the collector then runs
-// before garbage grows past about an eighth of maxmemory. When nothing can
-// be evicted, or the policy is noeviction, and memory may have been freed
-// since the last forced collection (a flush, or allocations of more than
-// a sixteenth of maxmemory), a collection is forced before replying OOM,
-// much as Redis waits briefly for its lazyfree thread.
+// maxmemory: eviction as Redis 7.0's evict.c, on the memory Sluice counts
+// as Redis does (memory.go): before each command, while used memory less
+// the replicas' output and the AOF buffer is over maxmemory, keys are
+// evicted by the policy from a pool of sampled candidates, each eviction
+// freeing what the key was counted for; past
+// maxmemory-eviction-tenacity's time limit the eviction goes on in the
+// background, and when nothing can be evicted a command that may grow
+// memory is refused with OOM.
 
 // Policy flags (maxmemory-policy).
 const (
@@ -93,7 +58,6 @@ const (
 
 const (
 	evpoolSize    = 16 // Redis's EVPOOL_SIZE
-	sampleEvery   = time.Millisecond
 	errOOM        = "OOM command not allowed when used memory > 'maxmemory'."
 	emptyDBRecent = 100 * time.Millisecond
 )
@@ -104,19 +68,12 @@ type poolEntry struct {
 	key   string // "" when the slot is empty
 }
 
-// evictState is the server's eviction and memory accounting state. It is
-// allocated on its own so the GC hook and sampler keep only it alive.
+// evictState is the server's key eviction state.
 type evictState struct {
-	policy    atomic.Int64
-	evicted   atomic.Int64 // evicted_keys
-	running   atomic.Bool  // background eviction (tenacity time limit reached)
-	base      atomic.Int64 // heap + reflected, at the last sample
-	freed     atomic.Int64 // sizes of keys deleted while maxmemory is set
-	flushed   atomic.Bool  // a database was flushed since the last forced GC
-	active    atomic.Bool  // maxmemory is set: sampler and GC hook run
-	hookArmed atomic.Bool
-	stopped   atomic.Bool
-	gcPending atomic.Bool // a forced GC after a flush is on its way
+	policy  atomic.Int64
+	evicted atomic.Int64 // evicted_keys
+	running atomic.Bool  // background eviction (tenacity time limit reached)
+	stopped atomic.Bool
 
 	mu      sync.Mutex // one eviction at a time; guards the pool
 	pool    [evpoolSize]poolEntry
@@ -129,272 +86,73 @@ type evictState struct {
 	nothingLeft  bool    // the last evictOne found no candidate in any database
 	evictor      *Client // the client whose command is evicting (nil: background)
 	victimsBuf   []byte
-
-	amu          sync.Mutex // guards the accounting below and sampling
-	snap         int64      // freed when the last GC hook ran
-	reflected    int64
-	gcAllocs     uint64 // /gc/heap/allocs:bytes after the last forced GC
-	goLimit      int64  // memory limit Sluice set (0: none)
-	samplerOn    bool
-	samples      []metrics.Sample
-	limitCounter int
+	freed        int64 // what the victims deleted by this eviction were counted for
 }
 
 func newEvictState() *evictState {
-	ev := &evictState{samples: []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/gc/heap/allocs:bytes"},
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-	}}
+	ev := &evictState{}
 	ev.policy.Store(polNoEviction)
 	return ev
 }
 
-func metricU64(s metrics.Sample) int64 {
-	if s.Value.Kind() == metrics.KindUint64 {
-		return int64(s.Value.Uint64())
-	}
-	return 0
-}
-
-// sample reads the heap and publishes base; it returns the heap figure.
-// Caller holds amu.
-func (ev *evictState) sampleLocked() int64 {
-	metrics.Read(ev.samples[:2])
-	heap := metricU64(ev.samples[0])
-	ev.base.Store(heap + ev.reflected)
-	return heap
-}
-
-func (ev *evictState) sample() {
-	ev.amu.Lock()
-	ev.sampleLocked()
-	ev.amu.Unlock()
-}
-
 // growString is e.MutableRaw(n) for commands that grow a string in place
-// (SETBIT, SETRANGE, APPEND, BITFIELD). While maxmemory is set, a large
-// growth is added to the estimate at once rather than at the next sample,
-// so the next command already evicts for it, as in Redis.
-func (c *Client) growString(e *store.Entry, n int) []byte {
-	before := e.RawCap()
-	buf := e.MutableRaw(n)
-	if grown := cap(buf) - before; grown >= 16<<10 {
-		if ev := c.srv.ev; ev.active.Load() {
-			ev.base.Add(int64(grown))
-		}
-	}
-	return buf
-}
+// (SETBIT, SETRANGE, APPEND, BITFIELD): the keyspace counts the growth at
+// once, so the next command already evicts for it, as in Redis.
+func (c *Client) growString(e *store.Entry, n int) []byte { return e.MutableRaw(n) }
 
-// used is the memory estimate eviction works on.
-func (ev *evictState) used() int64 { return ev.base.Load() - ev.freed.Load() }
-
-// onGC runs after each garbage collection (the sentinel's finalizer).
-func (ev *evictState) onGC() {
-	ev.amu.Lock()
-	ev.reflected = max(ev.reflected, ev.snap)
-	ev.snap = ev.freed.Load()
-	ev.sampleLocked()
-	ev.amu.Unlock()
-}
-
-type gcSentinel struct{ _ [2]int64 }
-
-// armGCHook sets a finalizer on a fresh garbage object: it runs after the
-// next collection, calls onGC and re-arms while maxmemory is set.
-func (ev *evictState) armGCHook() {
-	if !ev.hookArmed.CompareAndSwap(false, true) {
-		return
-	}
-	ev.newSentinel()
-}
-
-func (ev *evictState) newSentinel() {
-	s := new(gcSentinel)
-	runtime.SetFinalizer(s, func(*gcSentinel) {
-		ev.onGC()
-		if ev.active.Load() && !ev.stopped.Load() {
-			ev.newSentinel()
-		} else {
-			ev.hookArmed.Store(false)
-		}
-	})
-}
-
-// forceGC collects garbage and reflects every free counted before it.
-func (ev *evictState) forceGC() {
-	f0 := ev.freed.Load()
-	ev.flushed.Store(false)
-	runtime.GC()
-	ev.amu.Lock()
-	ev.reflected = max(ev.reflected, f0)
-	ev.snap = max(ev.snap, f0)
-	ev.sampleLocked()
-	ev.gcAllocs = uint64(metricU64(ev.samples[1]))
-	ev.amu.Unlock()
-}
-
-// mayReclaim reports whether a forced collection could free memory: a
-// flush happened, or much was allocated since the last forced one.
-func (ev *evictState) mayReclaim(maxmem int64) bool {
-	if ev.flushed.Load() {
-		return true
-	}
-	ev.amu.Lock()
-	defer ev.amu.Unlock()
-	ev.sampleLocked()
-	allocs := uint64(metricU64(ev.samples[1]))
-	return allocs-ev.gcAllocs > uint64(maxmem/16)
-}
-
-// updateGoLimit keeps the Go runtime's soft memory limit at maxmemory plus
-// an eighth plus the runtime's own overhead. Caller holds amu.
-func (ev *evictState) updateGoLimitLocked(maxmem int64) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	if maxmem == 0 {
-		if ev.goLimit != 0 {
-			debug.SetMemoryLimit(math.MaxInt64)
-			ev.goLimit = 0
-		}
-		return
-	}
-	metrics.Read(ev.samples)
-	total, objects := metricU64(ev.samples[2]), metricU64(ev.samples[0])
-	free, released := metricU64(ev.samples[3]), metricU64(ev.samples[4])
-	overhead := max(0, total-objects-free-released)
-	want := maxmem + maxmem/8 + overhead + 4<<20
-	if d := want - ev.goLimit; d > 1<<20 || d < -1<<20 {
-		debug.SetMemoryLimit(want)
-		ev.goLimit = want
-	}
-}
-
-// sampler refreshes base every millisecond while maxmemory is set.
-func (s *Server) sampler() {
-	ev := s.ev
-	t := time.NewTicker(sampleEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopCh:
-			ev.stopped.Store(true)
-		case <-t.C:
-		}
-		ev.amu.Lock()
-		mm := s.cfg.maxMemory.Load()
-		if mm == 0 || ev.stopped.Load() {
-			ev.samplerOn = false
-			ev.active.Store(false)
-			ev.updateGoLimitLocked(0)
-			ev.amu.Unlock()
-			return
-		}
-		ev.sampleLocked()
-		if ev.limitCounter++; ev.limitCounter%100 == 1 {
-			ev.updateGoLimitLocked(mm)
-		}
-		ev.amu.Unlock()
-	}
-}
-
-// maxmemoryChanged applies maxmemory, maxmemory-policy and the LFU
-// parameters (at start-up and after CONFIG SET).
+// maxmemoryChanged applies maxmemory, maxmemory-policy, maxmemory-clients
+// and the LFU parameters (at start-up and after CONFIG SET).
 func (s *Server) maxmemoryChanged() {
 	ev := s.ev
 	pol := s.cfg.mmPolicy.Load()
 	ev.policy.Store(pol)
 	s.ks.SetLFU(pol&polLFU != 0)
 	s.ks.SetLFUParams(s.cfg.lfuLogFactor.Load(), s.cfg.lfuDecayTime.Load())
-	mm := s.cfg.maxMemory.Load()
-	ev.amu.Lock()
-	defer ev.amu.Unlock()
-	if mm == 0 || ev.stopped.Load() {
-		return // the sampler winds down by itself
+	if ev.stopped.Load() {
+		return
 	}
-	ev.sampleLocked()
-	ev.updateGoLimitLocked(mm)
-	if !ev.samplerOn {
-		ev.samplerOn = true
-		ev.active.Store(true)
-		ev.armGCHook()
-		go s.sampler()
+	// A lower maxmemory-clients (or maxmemory, for a percentage) evicts
+	// clients at once, as Redis's applyClientMaxMemoryUsage.
+	s.evictClients()
+}
+
+// evictAfterConfig is CONFIG SET maxmemory's performEvictions, run once
+// the command is done (its locks released); in a transaction, once EXEC
+// is.
+func (c *Client) evictAfterConfig() {
+	s := c.srv
+	if mm := s.cfg.maxMemory.Load(); mm == 0 || s.evictUsed() <= mm || s.ev.policy.Load()&polNoEviction != 0 {
+		return
 	}
-	if ev.used() > mm && pol&polNoEviction == 0 {
-		// Redis starts evicting at once (startEvictionTimeProc).
+	if s.performEvictions(c.slot, nil) == evictRunning {
 		s.startBackgroundEviction()
 	}
 }
 
-// wireEviction connects the keyspace hooks the accounting needs.
+// wireEviction connects the configuration hook.
 func (s *Server) wireEviction() {
 	s.ev = newEvictState()
 	s.cfg.mmHook = s.maxmemoryChanged
-	prevDel := s.ks.OnDeleted
-	s.ks.OnDeleted = func(db *store.DB, key []byte, e *store.Entry) {
-		if s.cfg.maxMemory.Load() != 0 {
-			s.ev.freed.Add(keySize(key, e))
-		}
-		if prevDel != nil {
-			prevDel(db, key, e)
-		}
-	}
-	prevFlush := s.ks.OnFlush
-	s.ks.OnFlush = func(db *store.DB) {
-		s.ev.flushed.Store(true)
-		if s.cfg.maxMemory.Load() != 0 && s.ev.gcPending.CompareAndSwap(false, true) {
-			// Let used memory drop soon after a flush, as in Redis.
-			go func() {
-				time.Sleep(time.Millisecond) // after the flush, not during it
-				s.ev.forceGC()
-				s.ev.gcPending.Store(false)
-			}()
-		}
-		if prevFlush != nil {
-			prevFlush(db)
-		}
-	}
 	s.maxmemoryChanged()
-}
-
-// keySize estimates the memory of a key as MEMORY USAGE does.
-func keySize(key []byte, e *store.Entry) int64 {
-	return objectSize(e, 5) + sdsAllocSize(len(key)) + dictEntrySize
-}
-
-// usedMemory is the estimate of used memory (INFO used_memory), given a
-// fresh heap reading.
-func (s *Server) usedMemory(heap uint64) uint64 {
-	ev := s.ev
-	ev.amu.Lock()
-	ev.base.Store(int64(heap) + ev.reflected)
-	ev.amu.Unlock()
-	return uint64(max(0, ev.used()))
 }
 
 // infoUsedMemory is INFO's used_memory. Redis evicts before every command,
 // INFO included, so it never reports more than maxmemory while something
-// can be evicted; the check before the command used the sampled figure, so
-// with a fresh one over the limit INFO evicts first (when it runs outside
+// can be evicted; the check before the command may have raced with other
+// clients' writes, so INFO evicts again when it finds itself over (outside
 // a transaction or script, which hold keyspace locks).
-func (s *Server) infoUsedMemory(c *Client, heap uint64) uint64 {
-	used := s.usedMemory(heap)
-	if mm := s.cfg.maxMemory.Load(); mm != 0 && int64(used) > mm && c != nil && !c.inExec && !c.fromScript &&
+func (s *Server) infoUsedMemory(c *Client) int64 {
+	if mm := s.cfg.maxMemory.Load(); mm != 0 && s.evictUsed() > mm && c != nil && !c.inExec && !c.fromScript &&
 		s.lua.busySince.Load() == 0 {
 		s.performEvictions(c.slot, nil)
-		used = uint64(max(0, s.ev.used()))
 	}
-	return used
+	return s.usedMemory()
 }
 
 // overMaxmemory reports whether used memory is above maxmemory.
 func (s *Server) overMaxmemory() bool {
 	mm := s.cfg.maxMemory.Load()
-	return mm != 0 && s.ev.used() > mm
+	return mm != 0 && s.evictUsed() > mm
 }
 
 // evictionTimeLimit is Redis's evictionTimeLimitUs for
@@ -468,7 +226,7 @@ func (s *Server) scriptDenyOOM(name string, args [][]byte) bool {
 func (s *Server) performEvictions(slot int, by *Client) int {
 	ev := s.ev
 	mm := s.cfg.maxMemory.Load()
-	if mm == 0 || ev.used() <= mm {
+	if mm == 0 || s.evictUsed() <= mm {
 		return evictOK
 	}
 	if s.pause.typ.Load() != pauseOff {
@@ -479,7 +237,7 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 		return s.evictFailed(mm)
 	}
 	ev.mu.Lock()
-	used := ev.used()
+	used := s.evictUsed()
 	if used <= mm {
 		ev.mu.Unlock()
 		return evictOK
@@ -490,10 +248,10 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 	start := time.Now()
 	ks := s.ks
 	ks.Lock.RLock(slot)
-	freed0 := ev.freed.Load()
+	ev.freed = 0
 	keys := 0
 	result := evictOK
-	for ev.freed.Load()-freed0 < tofree {
+	for ev.freed < tofree {
 		dbi, key, ok := s.evictOne(pol)
 		if !ok {
 			result = evictFail
@@ -508,7 +266,7 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 			s.notifyDB(nil, dbi, NotifyEvicted, flags, "evicted", []byte(key))
 		}
 		if keys%16 == 0 && time.Since(start) > limit {
-			if ev.used() > mm {
+			if s.evictUsed() > mm {
 				result = evictRunning
 			}
 			break
@@ -526,18 +284,11 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 	return result
 }
 
-// evictFailed is the case where nothing more can be evicted: if memory may
-// have been freed since the last forced collection, collect and look again.
+// evictFailed is the case where nothing more can be evicted: unless
+// memory was freed meanwhile, the command is out of memory.
 func (s *Server) evictFailed(mm int64) int {
-	ev := s.ev
-	if ev.used() <= mm {
+	if s.evictUsed() <= mm {
 		return evictOK
-	}
-	if ev.mayReclaim(mm) {
-		ev.forceGC()
-		if ev.used() <= mm {
-			return evictOK
-		}
 	}
 	return evictFail
 }
@@ -702,6 +453,8 @@ func (s *Server) deleteVictim(dbi int, key string, volatile bool) string {
 		return ""
 	}
 	s.ev.victimsBuf = append(s.ev.victimsBuf[:0], key...)
+	// Deleted or found expired, the key frees what it was counted for.
+	s.ev.freed += store.Cost(s.ev.victimsBuf, e)
 	if by := s.ev.evictor; by != nil && by.trk != nil {
 		// The evicting client's own change, for client tracking: an
 		// invalidation of this key for it is queued on its goroutine (we

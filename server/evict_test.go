@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,9 +13,8 @@ import (
 	"github.com/sluicedb/sluice/internal/redistest"
 )
 
-// maxmemory tests. The in-process Sluice shares its heap with the test
-// binary, so limits are set relative to the used_memory measured when the
-// test starts, and in megabytes, far above the noise of garbage.
+// maxmemory tests. Limits are set relative to the used_memory measured
+// when the test starts.
 
 const oomErr = "OOM command not allowed when used memory > 'maxmemory'."
 
@@ -75,8 +73,6 @@ func countKeys(t *testing.T, rdb *redis.Client, prefix string, n int) int {
 func setLimit(t *testing.T, rdb *redis.Client, policy string, extra int64) int64 {
 	t.Helper()
 	ctx := context.Background()
-	// The garbage of earlier tests would otherwise count in the base.
-	runtime.GC()
 	limit := infoInt(t, rdb, "used_memory") + extra
 	if err := rdb.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
 		t.Fatal(err)

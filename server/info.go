@@ -71,8 +71,6 @@ func (s *Server) Info(sections ...string) string {
 // sections separated by an empty line, as Redis 7.0 writes it.
 func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 	var b strings.Builder
-	// One allocation for the usual reply: INFO's garbage counts as used
-	// memory until a collection (see evict.go).
 	b.Grow(8 << 10)
 	n := 0
 	want := func(name string) bool {
@@ -164,65 +162,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("clients_in_timeout_table:0")
 	}
 	if want("memory") {
-		m := readMemory()
-		m.used = s.infoUsedMemory(c, m.used)
-		maxmem := uint64(s.cfg.maxMemory.Load())
-		frag := 0.0
-		if m.used > 0 {
-			frag = float64(m.rss) / float64(m.used)
-		}
-		b.WriteString("# Memory\r\n")
-		f("used_memory:%d", m.used)
-		f("used_memory_human:%s", bytesToHuman(m.used))
-		f("used_memory_rss:%d", m.rss)
-		f("used_memory_rss_human:%s", bytesToHuman(m.rss))
-		f("used_memory_peak:%d", m.peak)
-		f("used_memory_peak_human:%s", bytesToHuman(m.peak))
-		f("used_memory_peak_perc:%.2f%%", percent(m.used, m.peak))
-		f("used_memory_overhead:%d", m.overhead)
-		f("used_memory_startup:0")
-		f("used_memory_dataset:%d", m.used-min(m.used, m.overhead))
-		f("used_memory_dataset_perc:%.2f%%", percent(m.used-min(m.used, m.overhead), m.used))
-		f("allocator_allocated:%d", m.used)
-		f("allocator_active:%d", m.heapInUse)
-		f("allocator_resident:%d", m.total)
-		f("total_system_memory:%d", m.system)
-		f("total_system_memory_human:%s", bytesToHuman(m.system))
-		f("used_memory_lua:0")
-		f("used_memory_vm_eval:0")
-		f("used_memory_lua_human:0B")
-		f("used_memory_scripts_eval:0")
-		f("number_of_cached_scripts:%d", s.cachedScripts())
-		f("number_of_functions:0")
-		f("number_of_libraries:0")
-		f("used_memory_vm_functions:0")
-		f("used_memory_vm_total:0")
-		f("used_memory_vm_total_human:0B")
-		f("used_memory_functions:0")
-		f("used_memory_scripts:0")
-		f("used_memory_scripts_human:0B")
-		f("maxmemory:%d", maxmem)
-		f("maxmemory_human:%s", bytesToHuman(maxmem))
-		f("maxmemory_policy:%s", s.cfg.Get("maxmemory-policy"))
-		f("allocator_frag_ratio:%.2f", ratio(m.heapInUse, m.used))
-		f("allocator_frag_bytes:%d", m.heapInUse-min(m.heapInUse, m.used))
-		f("allocator_rss_ratio:%.2f", ratio(m.total, m.heapInUse))
-		f("allocator_rss_bytes:%d", int64(m.total)-int64(m.heapInUse))
-		f("rss_overhead_ratio:%.2f", ratio(m.rss, m.total))
-		f("rss_overhead_bytes:%d", int64(m.rss)-int64(m.total))
-		f("mem_fragmentation_ratio:%.2f", frag)
-		f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(m.used))
-		f("mem_not_counted_for_evict:0")
-		f("mem_replication_backlog:%d", s.backlogMemory())
-		f("mem_total_replication_buffers:%d", s.replBufferMemory())
-		f("mem_clients_slaves:0")
-		f("mem_clients_normal:0")
-		f("mem_cluster_links:%d", s.clusterInfo(true))
-		f("mem_aof_buffer:%d", s.pe.Info().MemAOFBuffer)
-		f("mem_allocator:go-%s", runtime.Version())
-		f("active_defrag_running:0")
-		f("lazyfree_pending_objects:0")
-		f("lazyfreed_objects:%d", s.lazyfreed.Load())
+		s.infoMemory(c, f, &b)
 	}
 	if want("persistence") {
 		b.WriteString("# Persistence\r\n")
@@ -254,7 +194,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("expired_time_cap_reached_count:0")
 		f("expire_cycle_cpu_milliseconds:0")
 		f("evicted_keys:%d", s.ev.evicted.Load())
-		f("evicted_clients:0")
+		f("evicted_clients:%d", s.mem.evictedClients.Load())
 		f("total_eviction_exceeded_time:0")
 		f("current_eviction_exceeded_time:0")
 		f("keyspace_hits:0")
@@ -420,8 +360,10 @@ func osString() string {
 	return unameCache
 }
 
+// memInfo is what the Go runtime and the kernel say about the process's
+// memory: the allocator's figures for INFO's allocator_* fields and RSS.
 type memInfo struct {
-	used, heapInUse, total, rss, peak, overhead, system uint64
+	objects, heapInUse, total, rss, system uint64
 }
 
 var memSamples = []metrics.Sample{
@@ -429,8 +371,6 @@ var memSamples = []metrics.Sample{
 	{Name: "/memory/classes/total:bytes"},
 	{Name: "/memory/classes/heap/unused:bytes"},
 }
-
-var peakMemory uint64
 
 var (
 	sysMemOnce sync.Once
@@ -468,9 +408,8 @@ func readMemory() memInfo {
 		}
 		return 0
 	}
-	m := memInfo{used: val(0), total: val(1)}
-	m.heapInUse = m.used + val(2)
-	m.overhead = m.total - min(m.total, m.heapInUse)
+	m := memInfo{objects: val(0), total: val(1)}
+	m.heapInUse = m.objects + val(2)
 	m.rss = m.total
 	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
 		if fields := strings.Fields(string(b)); len(fields) > 1 {
@@ -480,15 +419,8 @@ func readMemory() memInfo {
 		}
 	}
 	m.system = systemMemory()
-	if m.used > peakMemory {
-		peakMemory = m.used
-	}
-	m.peak = peakMemory
 	return m
 }
-
-// UsedMemory returns INFO's used_memory (the bytes of live heap objects).
-func UsedMemory() uint64 { return readMemory().used }
 
 type statTotals struct {
 	commands, connections, rejectedConns, errorReplies, netIn, netOut int64

@@ -18,10 +18,10 @@ var collectState atomic.Int32
 
 // collectSoon runs a garbage collection in the background shortly after a
 // command dropped big values (UNLINK, DEL, FLUSHDB, FLUSHALL), the way
-// Redis's lazyfree thread frees them. Without it an idle server keeps
-// reporting the dropped values in INFO used_memory (live heap objects)
-// until some later allocation triggers a cycle; Redis's figure falls at
-// once. At most one collection a second.
+// Redis's lazyfree thread frees them. used_memory falls at once (the
+// keyspace counts what it holds), but without it an idle server keeps the
+// dropped values' memory (its RSS) until some later allocation triggers a
+// cycle. At most one collection a second.
 func collectSoon() {
 	for {
 		switch collectState.Load() {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sluicedb/sluice/resp"
 )
 
 const eventLoopsSupported = true
@@ -267,11 +269,7 @@ func (l *loop) run() {
 				if c == nil {
 					continue
 				}
-				if ev.Events&unix.EPOLLOUT != 0 {
-					l.onWritable(c)
-				} else if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-					l.onReadable(c)
-				}
+				l.onEvents(c, ev.Events)
 			}
 		}
 		l.releaseHeld()
@@ -400,10 +398,26 @@ func (l *loop) onSignal(c *Client) {
 			l.write(c)
 			c.w.Buf = nil
 			c.returnAsync(out)
+			c.updateMem()
 		}
 	}
-	if c.fd >= 0 && !c.blocked && len(c.qbuf) > 0 && len(c.pending) == 0 {
+	if c.fd >= 0 && !c.blocked && len(c.qbuf) > 0 {
 		l.serve(c, c.qbuf, true)
+	}
+}
+
+// onEvents handles a connection's epoll events: output drains first,
+// then input is read (a client whose output waits for the socket keeps
+// sending commands, and their replies queue behind it, as in Redis).
+func (l *loop) onEvents(c *Client, events uint32) {
+	if events&unix.EPOLLOUT != 0 {
+		l.onWritable(c)
+		if c.fd < 0 {
+			return
+		}
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		l.onReadable(c)
 	}
 }
 
@@ -422,13 +436,22 @@ func (l *loop) onReadable(c *Client) {
 		buf = l.rbuf[:n]
 	} else {
 		need := len(c.qbuf) + readSize
-		if n := c.p.Need(); n > need {
+		if n := c.p.Need(); n > need || n > len(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
+			// A big argument's buffer is exactly its size (and what
+			// follows it is read once it is complete), as Redis's.
 			need = n
 		}
 		if cap(c.qbuf) < need {
 			nb := make([]byte, len(c.qbuf), need)
 			copy(nb, c.qbuf)
 			c.qbuf = nb
+			// A big argument's buffer is sized for it at once: it counts
+			// (and maxmemory-clients applies) before the bytes arrive,
+			// as Redis's does.
+			if !c.memChanged() {
+				l.close(c)
+				return
+			}
 		}
 		n, err := l.readConn(c, c.qbuf[len(c.qbuf):cap(c.qbuf)])
 		if n <= 0 {
@@ -440,6 +463,8 @@ func (l *loop) onReadable(c *Client) {
 		}
 		c.qbuf = c.qbuf[:len(c.qbuf)+n]
 		buf = c.qbuf
+		c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
+		c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
 	}
 	l.srv.stats[l.id].netIn.Add(int64(len(buf)))
 	c.lastIO.Store(time.Now().UnixMilli())
@@ -477,7 +502,10 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		l.srv.commitIfPending()
 		if len(c.held) > 0 {
 			l.hold(c)
-		} else if !l.write(c) {
+		} else {
+			l.write(c)
+		}
+		if c.fd < 0 || c.closeASAP.Load() {
 			blocked = true
 			break
 		}
@@ -495,11 +523,21 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 			c.qbuf = nil
 		}
 	} else if len(rest) > 0 {
+		if n := c.p.Need(); n > cap(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
+			// A big argument's buffer is allocated whole as soon as its
+			// header is read, as Redis's is.
+			c.qbuf = make([]byte, 0, n)
+		}
 		c.qbuf = append(c.qbuf[:0], rest...)
+		c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
 	}
-	c.qbufLen.Store(int64(len(c.qbuf)))
+	c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
 	if int64(len(c.qbuf)) > l.srv.cfg.qbufLimit.Load() {
 		l.srv.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(c.qbuf))
+		l.close(c)
+		return
+	}
+	if !c.memChanged() {
 		l.close(c)
 		return
 	}
@@ -568,18 +606,33 @@ func (l *loop) releaseHeld() {
 }
 
 // write sends c.w.Buf; what the socket does not take is kept in
-// c.pending and the loop waits for EPOLLOUT (no more commands are read
-// from this client meanwhile). It reports whether everything was written.
+// c.pending and the loop waits for EPOLLOUT while it goes on reading the
+// client's commands, whose replies queue behind (Redis's reply list). It
+// reports whether everything was written.
 func (l *loop) write(c *Client) bool {
+	if len(c.pending) > 0 && c.asyncLen.Load() > 0 {
+		// Behind output the socket has not taken yet, what other
+		// goroutines delivered meanwhile queues first (it came first).
+		out := c.swapAsync()
+		sealed := out
+		if c.tls != nil {
+			sealed = l.sealTLS(c, out)
+		}
+		c.pending = append(c.pending, sealed...)
+		c.returnAsync(out)
+	}
 	data := c.w.Buf
 	if c.tls != nil {
 		data = l.sealTLS(c, data)
 	}
 	if len(c.pending) > 0 {
+		// Behind output the socket has not taken yet: queue.
 		c.pending = append(c.pending, data...)
 		c.outLen.Store(int64(len(c.pending)))
 		c.w.Buf = c.w.Buf[:0]
 		if c.outputOverLimit(int64(len(c.pending))) {
+			l.close(c)
+		} else if !c.memChanged() {
 			l.close(c)
 		}
 		return false
@@ -595,8 +648,10 @@ func (l *loop) write(c *Client) bool {
 			c.pending = append(c.pending[:0], data...)
 			c.outLen.Store(int64(len(c.pending)))
 			c.w.Buf = c.w.Buf[:0]
-			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(c.fd)})
+			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: int32(c.fd)})
 			if c.outputOverLimit(int64(len(c.pending))) {
+				l.close(c)
+			} else if !c.memChanged() {
 				l.close(c)
 			}
 			return false
@@ -622,6 +677,7 @@ func (l *loop) onWritable(c *Client) {
 		}
 		if err == unix.EAGAIN {
 			c.outLen.Store(int64(len(c.pending)))
+			c.updateMem()
 			return
 		}
 		if err == unix.EINTR {
@@ -632,6 +688,7 @@ func (l *loop) onWritable(c *Client) {
 	}
 	c.pending = nil
 	c.outLen.Store(0)
+	c.updateMem()
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)})
 	if c.closeAfterReply || c.closeASAP.Load() {
 		l.close(c)
@@ -657,6 +714,20 @@ func (l *loop) close(c *Client) {
 }
 
 func (l *loop) cron(now time.Time) {
+	// An empty query buffer is given back when its client has been idle
+	// for a couple of seconds, or when it is big and more than twice what
+	// the client used since the last look (Redis's
+	// clientsCronResizeQueryBuffer).
+	ms := now.UnixMilli()
+	for _, c := range l.conns {
+		if len(c.qbuf) == 0 && cap(c.qbuf) > 4<<10 &&
+			(ms-c.lastIO.Load() > 2000 || cap(c.qbuf) > resp.BigArg && cap(c.qbuf)/2 > c.qbufPeak) {
+			c.qbuf = nil
+			c.refreshOwnMemory()
+			c.updateMem()
+		}
+		c.qbufPeak = len(c.qbuf)
+	}
 	// A client over a soft output limit is closed once it stayed over for
 	// the limit's seconds, even when no new output arrives to check it.
 	for _, c := range l.conns {
@@ -669,7 +740,6 @@ func (l *loop) cron(now time.Time) {
 	if timeout <= 0 {
 		return
 	}
-	ms := now.UnixMilli()
 	for _, c := range l.conns {
 		if !c.blocked && ms-c.lastIO.Load() > timeout*1000 {
 			l.close(c)
@@ -706,7 +776,11 @@ func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
 			l.standingIn.Store(false)
 			l.rbuf, l.wbuf = rbuf, wbuf
 			if caller.fd >= 0 {
-				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(caller.fd)})
+				ev := uint32(unix.EPOLLIN)
+				if len(caller.pending) > 0 {
+					ev |= unix.EPOLLOUT // output still waits for the socket
+				}
+				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: ev, Fd: int32(caller.fd)})
 			}
 			return
 		default:
@@ -731,11 +805,7 @@ func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
 				if c == nil || c == caller {
 					continue
 				}
-				if ev.Events&unix.EPOLLOUT != 0 {
-					l.onWritable(c)
-				} else if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-					l.onReadable(c)
-				}
+				l.onEvents(c, ev.Events)
 			}
 		}
 		l.releaseHeld()

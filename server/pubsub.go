@@ -102,6 +102,7 @@ func (r *pubsubRegistry) unsubscribeAll(c *Client) {
 	c.ps.nch.Store(0)
 	c.ps.npat.Store(0)
 	c.ps.nshard.Store(0)
+	c.pubsubMem.Store(0)
 }
 
 type subKind struct {
@@ -146,6 +147,7 @@ func (c *Client) subscribe(k subKind, names [][]byte) {
 		if _, ok := (*mine)[name]; !ok {
 			(*mine)[name] = struct{}{}
 			k.count(c).Add(1)
+			c.pubsubMem.Add(store.AllocSize(len(name)) + subCost)
 			addSub(k.reg(r), name, c)
 			r.size.Add(1)
 		}
@@ -186,6 +188,7 @@ func (c *Client) unsubscribe(k subKind, names [][]byte) {
 		if _, ok := (*mine)[name]; ok {
 			delete(*mine, name)
 			k.count(c).Add(-1)
+			c.pubsubMem.Add(-(store.AllocSize(len(name)) + subCost))
 			delSub(*k.reg(r), name, c)
 			r.size.Add(-1)
 		}
@@ -315,6 +318,7 @@ func (c *Client) deliverPubSub(b []byte) {
 	size := int64(len(c.async)) + c.outLen.Load() + int64(len(b))
 	if c.outputOverLimit(size) {
 		c.async = nil
+		c.asyncLen.Store(0)
 		c.amu.Unlock()
 		c.srv.Logf("Client id=%d closed for overcoming of output buffer limits.", c.ID)
 		c.kill()
@@ -322,7 +326,9 @@ func (c *Client) deliverPubSub(b []byte) {
 	}
 	first := len(c.async) == 0
 	c.async = append(c.async, b...)
+	c.asyncLen.Store(int64(len(c.async)))
 	c.amu.Unlock()
+	c.asyncGrew()
 	if first && c.signal != nil {
 		c.signal()
 	}

@@ -61,6 +61,8 @@ type replState struct {
 
 	link *replLink // replica side (replica.go), nil when a master
 	srv  *Server
+
+	mem *memState // the server's accounting, for the backlog's size
 }
 
 // replicaConn is a replica attached to this server.
@@ -197,6 +199,9 @@ func (r *replState) goodReplicas(lag int64) int64 {
 }
 
 func (r *replState) freeBacklogLocked() {
+	if r.mem != nil {
+		r.mem.backlog.Store(0)
+	}
 	r.ring = nil
 	r.ringPos, r.histlen = 0, 0
 	r.srv.updateEffectsLocked()
@@ -212,6 +217,8 @@ func (r *replState) createBacklogLocked(s *Server) {
 		size = 16 * 1024
 	}
 	r.ring = make([]byte, size)
+	r.mem = &s.mem
+	r.mem.backlog.Store(store.AllocSize(len(r.ring)))
 	r.ringPos, r.histlen = 0, 0
 	r.curDB = -1
 	r.noneAt = time.Now() // repl-backlog-ttl counts from here until a replica attaches
@@ -557,6 +564,7 @@ func (t *replSyncWriter) Write(p []byte) (int, error) {
 // pendingReplica is the replica record for c, from what REPLCONF said.
 func (c *Client) pendingReplica() *replicaConn {
 	rc := &replicaConn{c: c}
+	c.replicaOut.Store(true)
 	if h, _, err := net.SplitHostPort(c.addr); err == nil {
 		rc.ip = h
 	}

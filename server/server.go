@@ -117,6 +117,7 @@ type Server struct {
 	opsAt, opsCount, opsRate int64
 	blocking                 blockRegistry    // clients blocked on keys (blocking.go)
 	ev                       *evictState      // maxmemory (evict.go)
+	mem                      memState         // used memory beyond the keyspace (memory.go)
 	pause                    pauseState       // CLIENT PAUSE (pause.go)
 	repl                     replState        // replication, both sides (replication.go, replica.go)
 	tls                      tlsState         // TLS configuration in force (tls.go)
@@ -144,6 +145,7 @@ func New(cfg *Config) *Server {
 		nloops = 0
 	}
 	dbs, _ := strconv.Atoi(cfg.Get("databases"))
+	allocated := allocatedSoFar()
 	s := &Server{
 		cfg:     cfg,
 		clients: map[int64]*Client{},
@@ -177,6 +179,9 @@ func New(cfg *Config) *Server {
 	for i := 0; i < nloops; i++ {
 		s.loops = append(s.loops, &loop{srv: s, id: i})
 	}
+	// used_memory_startup: what building the server allocated, and the
+	// loops' read buffers to come.
+	s.mem.startup = max(0, allocatedSoFar()-allocated) + int64(nloops)*readSize
 	return s
 }
 
@@ -392,6 +397,9 @@ func (s *Server) newClient(slot int, addr, laddr string, unix bool, setup func(c
 		setup(c)
 	}
 	s.stats[slot].connections.Add(1)
+	c.memCountedClass.Store(memNormal)
+	c.refreshOwnMemory()
+	c.updateMem()
 	s.mu.Lock()
 	s.clients[c.ID] = c
 	s.mu.Unlock()
@@ -416,6 +424,7 @@ func (s *Server) removeClient(c *Client) {
 	if hook := s.onClientClose; hook != nil {
 		hook(c)
 	}
+	c.releaseMem()
 }
 
 // Stop closes the listeners and every connection and waits for the

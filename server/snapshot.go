@@ -130,7 +130,7 @@ type snapStats struct {
 // imageMetaUnlocked is what an image records besides its keys and the
 // change counter: taken just before the cut, without the lock.
 func (s *Server) imageMetaUnlocked() persist.ImageMeta {
-	meta := persist.ImageMeta{CTime: time.Now().Unix(), UsedMem: readMemory().used}
+	meta := persist.ImageMeta{CTime: time.Now().Unix(), UsedMem: uint64(s.usedMemory())}
 	return meta
 }
 

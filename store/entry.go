@@ -258,11 +258,16 @@ func (e *Entry) MutableRaw(n int) []byte {
 		e.n = uint32(n)
 		return buf[:n]
 	}
+	// A string made by the command (SETRANGE or SETBIT on a missing
+	// key) gets exactly its size; one that grows, room to grow more
+	// (sdsMakeRoomFor's greedy rule).
 	newCap := n
-	if n < 1024*1024 {
-		newCap = n * 2
-	} else {
-		newCap = n + 1024*1024
+	if len(old) > 0 {
+		if n < 1024*1024 {
+			newCap = n * 2
+		} else {
+			newCap = n + 1024*1024
+		}
 	}
 	before := e.strBytes()
 	buf := make([]byte, n, newCap)

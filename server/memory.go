@@ -1,0 +1,435 @@
+package server
+
+import (
+	"math/bits"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/sluicedb/sluice/store"
+)
+
+// Memory accounting, as Redis's used_memory counts it: what the server
+// allocated for its own structures at start-up, the keyspace (counted by
+// the store as its keys and values are stored, changed and removed), the
+// clients' buffers (getClientMemoryUsage's parts: query buffer, pending
+// output, queued MULTI commands, watched keys, subscriptions, tracking
+// prefixes), the replication backlog and the replicas' pending output, and
+// the AOF buffer. Garbage the Go runtime has not collected yet, and its
+// headroom, are not in it: they show as the difference between
+// used_memory and used_memory_rss (mem_fragmentation_ratio), as an
+// allocator's overhead does for Redis. So used_memory falls the moment a
+// key is deleted or a client's buffer is written out, and maxmemory evicts
+// when and what Redis would.
+
+// memState is the server's accounting beyond the keyspace.
+type memState struct {
+	startup  int64        // used_memory_startup: what New allocated
+	normal   atomic.Int64 // mem_clients_normal: normal, pub/sub and master clients
+	replicas atomic.Int64 // mem_clients_slaves: replicas' pending output
+	backlog  atomic.Int64 // mem_replication_backlog
+	peak     atomic.Int64 // used_memory_peak
+
+	evictedClients atomic.Int64 // INFO evicted_clients
+	evicting       atomic.Bool  // a client eviction is running
+}
+
+// allocatedSoFar is the runtime's count of bytes allocated since the
+// process started.
+func allocatedSoFar() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		return int64(s[0].Value.Uint64())
+	}
+	return 0
+}
+
+// aofBuffer is the AOF buffer's size (mem_aof_buffer): it counts in
+// used_memory, and like Redis's aof_buf it is left out of what maxmemory
+// compares (mem_not_counted_for_evict).
+func (s *Server) aofBuffer() int64 {
+	if s.pe == nil {
+		return 0
+	}
+	return s.pe.AOFBufferBytes()
+}
+
+// usedMemory is INFO's used_memory.
+func (s *Server) usedMemory() int64 {
+	m := &s.mem
+	n := m.startup + s.ks.DatasetBytes() + m.normal.Load() + m.replicas.Load() + m.backlog.Load() + s.aofBuffer()
+	for {
+		p := m.peak.Load()
+		if n <= p || m.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return n
+}
+
+// notCountedForEvict is freeMemoryGetNotCountedMemory: the replicas'
+// output and the AOF buffer, which evicting keys cannot shrink (and which
+// evictions would grow, with the DELs they feed).
+func (s *Server) notCountedForEvict() int64 {
+	return s.mem.replicas.Load() + s.aofBuffer()
+}
+
+// evictUsed is the figure maxmemory is compared with.
+func (s *Server) evictUsed() int64 { return max(0, s.usedMemory()-s.notCountedForEvict()) }
+
+// keysOverhead returns what the databases' tables take for their keys
+// (Redis's overhead_ht_main and overhead_ht_expires), per database with
+// keys. Exclusive lock or not: the counts may be a moment old.
+type dbOverhead struct {
+	id, keys, main, expires int64
+}
+
+func (s *Server) keysOverhead() (dbs []dbOverhead, total int64) {
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		db := s.ks.DB(i)
+		n := int64(db.Size())
+		if n == 0 {
+			continue
+		}
+		d := dbOverhead{id: int64(i), keys: n, main: n * store.KeyOverhead, expires: int64(db.Volatile()) * store.ExpireOverhead}
+		dbs = append(dbs, d)
+		total += d.main + d.expires
+	}
+	return dbs, total
+}
+
+// memoryOverhead is used_memory_overhead: everything but the values.
+func (s *Server) memoryOverhead() int64 {
+	m := &s.mem
+	_, keys := s.keysOverhead()
+	return m.startup + m.normal.Load() + m.replicas.Load() + m.backlog.Load() + s.aofBuffer() + keys
+}
+
+// --- clients ---
+
+// Client memory classes.
+const (
+	memNormal  = 1 // mem_clients_normal
+	memReplica = 2 // mem_clients_slaves
+)
+
+// replyBufSize is the output a client holds without it counting as
+// output buffer memory: Redis gives every client a 16 KiB reply buffer
+// (PROTO_REPLY_CHUNK_BYTES) counted in its fixed size, and only replies
+// that overflow it (its reply list) count in omem. Sluice counts the same
+// way, and keeps at most that much spare output buffer per client.
+const replyBufSize = 16 << 10
+
+// clientBase is what a connection costs before any buffer: the Client
+// struct, its parser and writer state, and the reply buffer.
+var clientBase = store.AllocSize(int(unsafe.Sizeof(Client{}))) + 512 + replyBufSize
+
+// ownMemory is the part of getClientMemoryUsage that only the client's
+// own goroutine changes: the struct, the query buffer, queued MULTI
+// commands, watched keys, subscriptions and tracking prefixes. It runs on
+// that goroutine and stores the figure for others to read.
+func (c *Client) refreshOwnMemory() {
+	qa := store.AllocSize(cap(c.qbuf))
+	storeIfChanged(&c.qbufCap, qa)
+	mm := c.multiMem()
+	storeIfChanged(&c.multiMemA, mm)
+	n := clientBase + qa + mm + int64(len(c.watched))*watchCost
+	if c.ps.total() > 0 {
+		n += c.pubsubMem.Load()
+	}
+	if t := c.trk; t != nil {
+		for _, p := range t.prefixes {
+			n += store.AllocSize(len(p)) + 48
+		}
+	}
+	storeIfChanged(&c.ownMem, n)
+}
+
+// storeIfChanged stores n unless it is already there (a load costs less
+// than a store on the path every batch takes).
+func storeIfChanged(a *atomic.Int64, n int64) {
+	if a.Load() != n {
+		a.Store(n)
+	}
+}
+
+// watchCost is what one watched key takes: its entry in the client's list
+// and in the server's registry (the key's name is counted by the registry
+// once).
+const watchCost = int64(unsafe.Sizeof(watchedKey{})) + 64
+
+// subCost is what one subscription takes in the client's and the server's
+// tables, besides the channel's name.
+const subCost = 64
+
+// multiMem is Redis's multiStateMemOverhead: the queued commands'
+// arguments and the queue itself.
+func (c *Client) multiMem() int64 {
+	tx := c.tx
+	if tx == nil {
+		return 0
+	}
+	return store.AllocSize(cap(tx.buf)) + store.AllocSize(24*cap(tx.args)) + store.AllocSize(24*cap(tx.cmds)) + store.AllocSize(8*cap(tx.names))
+}
+
+// outputBytes is the client's output not yet written to its socket.
+func (c *Client) outputBytes() int64 { return c.outLen.Load() + c.asyncLen.Load() }
+
+// outputMemory is CLIENT LIST's omem: the output beyond the reply buffer.
+func (c *Client) outputMemory() int64 { return max(0, c.outputBytes()-replyBufSize) }
+
+// memUsage is getClientMemoryUsage: CLIENT LIST's tot-mem.
+func (c *Client) memUsage() int64 { return c.ownMem.Load() + c.outputMemory() }
+
+// memClass is the class the client's memory counts in.
+func (c *Client) memClass() int32 {
+	if c.replicaOut.Load() {
+		return memReplica
+	}
+	return memNormal
+}
+
+// updateMem brings the client's share of used memory up to date and
+// reports whether it grew. Any goroutine may call it (the owner after a
+// batch, a publisher after delivering): the figure it stores is always a
+// complete one, so concurrent updates settle on one of them.
+func (c *Client) updateMem() bool {
+	n := c.memUsage()
+	class := c.memClass()
+	m := &c.srv.mem
+	for {
+		old := c.memCounted.Load()
+		if old < 0 {
+			return false // closed: counts nothing any more
+		}
+		oldClass := c.memCountedClass.Load()
+		if old == n && oldClass == class {
+			return false
+		}
+		if !c.memCounted.CompareAndSwap(old, n) {
+			continue
+		}
+		if oldClass != class {
+			c.memCountedClass.Store(class)
+			m.class(oldClass).Add(-old)
+			m.class(class).Add(n)
+		} else {
+			m.class(class).Add(n - old)
+		}
+		return n > old
+	}
+}
+
+func (m *memState) class(k int32) *atomic.Int64 {
+	if k == memReplica {
+		return &m.replicas
+	}
+	return &m.normal
+}
+
+// releaseMem takes a closed client out of the count for good.
+func (c *Client) releaseMem() {
+	old := c.memCounted.Swap(-1)
+	if old > 0 {
+		c.srv.mem.class(c.memCountedClass.Load()).Add(-old)
+	}
+}
+
+// memChanged is called on the client's own goroutine after something
+// changed its buffers: it refreshes the figures and, when the client
+// grew, applies maxmemory-clients. It reports whether the client is
+// still connected.
+func (c *Client) memChanged() bool {
+	c.refreshOwnMemory()
+	if c.updateMem() && c.srv.cfg.maxmemClients.Load() != 0 {
+		c.srv.evictClients()
+		return !c.evicted.Load()
+	}
+	return true
+}
+
+// clientEvictCheck is processCommand's evictClients: before a command,
+// after the last one consumed output buffer memory. It reports whether
+// the client survived (if not, its command does not run).
+func (c *Client) clientEvictCheck() bool {
+	c.refreshOwnMemory()
+	c.updateMem()
+	s := c.srv
+	if lim := s.clientsLimit(); lim > 0 && s.mem.normal.Load() >= lim {
+		s.evictClients()
+	}
+	if c.evicted.Load() {
+		c.closeAfterReply = true
+		return false
+	}
+	return true
+}
+
+// clientsLimit is maxmemory-clients in bytes (0: no limit): an absolute
+// figure, or a percentage of maxmemory.
+func (s *Server) clientsLimit() int64 {
+	v := s.cfg.maxmemClients.Load()
+	if v >= 0 {
+		return v
+	}
+	return s.cfg.maxMemory.Load() * -v / 100
+}
+
+// evictable reports whether maxmemory-clients may evict c
+// (clientEvictionAllowed).
+func (c *Client) evictable() bool {
+	if c.memClass() != memNormal || c.replMaster || c.srv.monitors.has(c) {
+		return false
+	}
+	c.flagsMu.Lock()
+	ne := c.noEvict
+	c.flagsMu.Unlock()
+	return !ne
+}
+
+// memBucket is the power-of-two size class of a client's memory that
+// Redis's eviction buckets group clients by (32 KiB and below share one).
+func memBucket(n int64) int {
+	if n < 32<<10 {
+		return 0
+	}
+	return bits.Len64(uint64(n)) - 15
+}
+
+// evictClients disconnects clients, the biggest first, while the clients'
+// memory (normal and pub/sub, as Redis counts it) is at or over
+// maxmemory-clients (Redis's evictClients).
+func (s *Server) evictClients() {
+	lim := s.clientsLimit()
+	if lim <= 0 || s.mem.normal.Load() < lim {
+		return
+	}
+	if !s.mem.evicting.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.mem.evicting.Store(false)
+	type cand struct {
+		c      *Client
+		bucket int
+		mem    int64
+	}
+	var cands []cand
+	s.mu.Lock()
+	for _, c := range s.clients {
+		if !c.evicted.Load() && c.evictable() {
+			n := c.memCounted.Load()
+			cands = append(cands, cand{c, memBucket(n), n})
+		}
+	}
+	s.mu.Unlock()
+	// Within a bucket, Redis evicts in the order clients entered it;
+	// here, the oldest connection first.
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].bucket != cands[j].bucket {
+			return cands[i].bucket > cands[j].bucket
+		}
+		return cands[i].c.ID < cands[j].c.ID
+	})
+	for _, cd := range cands {
+		if s.mem.normal.Load() < lim {
+			return
+		}
+		s.evictClient(cd.c)
+	}
+	if s.mem.normal.Load() >= lim {
+		s.Warnf("Over client maxmemory after evicting all evictable clients")
+	}
+}
+
+// evictClientsSoon runs evictClients on a goroutine of its own.
+func (s *Server) evictClientsSoon() {
+	if s.mem.evicting.Load() {
+		return
+	}
+	go s.evictClients()
+}
+
+// evictClient disconnects c for maxmemory-clients.
+func (s *Server) evictClient(c *Client) {
+	if !c.evicted.CompareAndSwap(false, true) {
+		return
+	}
+	viewer := &Client{srv: s}
+	s.Logf("Evicting client: %s", viewer.appendClientInfo(nil, c, nil, 0))
+	s.mem.evictedClients.Add(1)
+	c.releaseMem()
+	c.kill()
+}
+
+// infoMemory writes INFO's memory section.
+func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *strings.Builder) {
+	used := uint64(s.infoUsedMemory(c))
+	m := readMemory()
+	mem := &s.mem
+	peak := uint64(max(mem.peak.Load(), int64(used)))
+	overhead := uint64(s.memoryOverhead())
+	dataset := used - min(used, overhead)
+	startup := uint64(mem.startup)
+	net := max(1, used-min(used, startup))
+	maxmem := uint64(s.cfg.maxMemory.Load())
+	frag := 0.0
+	if used > 0 {
+		frag = float64(m.rss) / float64(used)
+	}
+	b.WriteString("# Memory\r\n")
+	f("used_memory:%d", used)
+	f("used_memory_human:%s", bytesToHuman(used))
+	f("used_memory_rss:%d", m.rss)
+	f("used_memory_rss_human:%s", bytesToHuman(m.rss))
+	f("used_memory_peak:%d", peak)
+	f("used_memory_peak_human:%s", bytesToHuman(peak))
+	f("used_memory_peak_perc:%.2f%%", percent(used, peak))
+	f("used_memory_overhead:%d", overhead)
+	f("used_memory_startup:%d", startup)
+	f("used_memory_dataset:%d", dataset)
+	f("used_memory_dataset_perc:%.2f%%", percent(dataset, net))
+	f("allocator_allocated:%d", m.objects)
+	f("allocator_active:%d", m.heapInUse)
+	f("allocator_resident:%d", m.total)
+	f("total_system_memory:%d", m.system)
+	f("total_system_memory_human:%s", bytesToHuman(m.system))
+	f("used_memory_lua:0")
+	f("used_memory_vm_eval:0")
+	f("used_memory_lua_human:0B")
+	f("used_memory_scripts_eval:0")
+	f("number_of_cached_scripts:%d", s.cachedScripts())
+	f("number_of_functions:0")
+	f("number_of_libraries:0")
+	f("used_memory_vm_functions:0")
+	f("used_memory_vm_total:0")
+	f("used_memory_vm_total_human:0B")
+	f("used_memory_functions:0")
+	f("used_memory_scripts:0")
+	f("used_memory_scripts_human:0B")
+	f("maxmemory:%d", maxmem)
+	f("maxmemory_human:%s", bytesToHuman(maxmem))
+	f("maxmemory_policy:%s", s.cfg.Get("maxmemory-policy"))
+	f("allocator_frag_ratio:%.2f", ratio(m.heapInUse, m.objects))
+	f("allocator_frag_bytes:%d", m.heapInUse-min(m.heapInUse, m.objects))
+	f("allocator_rss_ratio:%.2f", ratio(m.total, m.heapInUse))
+	f("allocator_rss_bytes:%d", int64(m.total)-int64(m.heapInUse))
+	f("rss_overhead_ratio:%.2f", ratio(m.rss, m.total))
+	f("rss_overhead_bytes:%d", int64(m.rss)-int64(m.total))
+	f("mem_fragmentation_ratio:%.2f", frag)
+	f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(used))
+	f("mem_not_counted_for_evict:%d", s.notCountedForEvict())
+	f("mem_replication_backlog:%d", mem.backlog.Load())
+	f("mem_total_replication_buffers:%d", mem.backlog.Load()+mem.replicas.Load())
+	f("mem_clients_slaves:%d", mem.replicas.Load())
+	f("mem_clients_normal:%d", mem.normal.Load())
+	f("mem_cluster_links:%d", s.clusterInfo(true))
+	f("mem_aof_buffer:%d", s.aofBuffer())
+	f("mem_allocator:go-%s", runtime.Version())
+	f("active_defrag_running:0")
+	f("lazyfree_pending_objects:0")
+	f("lazyfreed_objects:%d", s.lazyfreed.Load())
+}
