@@ -33,12 +33,13 @@ type table struct {
 	n      int
 	bytes  int64 // allocation sizes of the blobs
 	pairs  bool  // blobs hold a value after the key (hashes)
+	extra  int   // bytes that follow the key in a blob (a sorted set's score)
 }
 
 // blobSize returns the allocation of blob p.
 func (t *table) blobSize(p unsafe.Pointer) int64 {
 	kl, n := uvarintAt(p, 0)
-	l := n + kl
+	l := n + kl + t.extra
 	if t.pairs {
 		vl, m := uvarintAt(p, l)
 		l += m + vl
@@ -265,6 +266,7 @@ func (t *table) dup() *table {
 		n:      t.n,
 		bytes:  t.bytes,
 		pairs:  t.pairs,
+		extra:  t.extra,
 	}
 	for i, p := range t.slots {
 		if p == nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"unsafe"
@@ -17,45 +18,111 @@ func (a *ZItem) less(score float64, member string) bool {
 	return a.Score < score || (a.Score == score && a.Member < member)
 }
 
-// ZSet is a sorted set: an order-statistic list of sorted leaves (a
-// two-level B-tree with a Fenwick tree of leaf sizes for ranks) plus, once
-// the set outgrows the compact form, a member→score map. The member string
-// is shared by the map key and the leaf item, so each member is stored once.
+// ZSet is a sorted set, built for memory. Each member is one pointer-free
+// allocation, a blob: the member (uvarint length and bytes, as the hash
+// table's blobs) followed by its score. The order is an order-statistic
+// list of sorted leaves of blob pointers (a two-level B-tree with a
+// Fenwick tree of leaf sizes for ranks); once the set outgrows the compact
+// form, a hash table of the same blobs (the table of big hashes and sets)
+// finds a member's score. A member costs its blob, 16 bytes in a leaf and
+// about 20 in the table, against Redis's skiplist node, dictEntry and sds.
 //
-// Small sets (zset-max-listpack-entries / -value) have one leaf and no map,
-// and report "listpack" like Redis; larger ones report "skiplist".
+// Small sets (zset-max-listpack-entries / -value) have no table, and
+// report "listpack" like Redis; larger ones report "skiplist".
 type ZSet struct {
 	memHdr
-	bytes  int64 // allocation sizes of the leaves and the member strings
+	bytes  int64 // allocation sizes of the leaves and the blobs
 	leaves []*zleaf
 	fen    []int32 // Fenwick tree over leaf lengths
-	m      map[string]float64
+	tab    *table  // member -> blob; nil in the compact form
 	n      int
 }
 
-type zleaf struct{ items []ZItem }
+type zleaf struct{ items []zent }
 
-// leafSize is the allocation of a leaf and its items.
-func leafSize(lf *zleaf) int64 {
-	return AllocSize(int(unsafe.Sizeof(zleaf{}))) + AllocSize(int(unsafe.Sizeof(ZItem{}))*cap(lf.items))
-}
-
-// account records the set's current size in its header: the struct, the
-// leaves, the leaf index, the members and, in the skiplist form, the
-// member map (a Go map's slot: a string header, a float64 and a control
-// byte, at about 0.6 load on average).
-func (z *ZSet) account() {
-	n := AllocSize(int(unsafe.Sizeof(ZSet{}))) + z.bytes + AllocSize(8*cap(z.leaves)) + AllocSize(4*cap(z.fen))
-	if z.m != nil {
-		n += int64(len(z.m)) * (16 + 8 + 1) * 10 / 6
-	}
-	z.setMem(n)
+// zent is a member in a leaf: its score (a copy of the blob's, so that
+// ordering compares read no blob but on ties) and its blob.
+type zent struct {
+	score float64
+	p     unsafe.Pointer
 }
 
 const (
 	zleafMax  = 256
 	zleafHalf = zleafMax / 2
 )
+
+// zscoreBytes is the score's size at the end of a blob.
+const zscoreBytes = 8
+
+// newZBlob returns a blob holding member and score.
+func newZBlob(member string, score float64) unsafe.Pointer {
+	k := uvarintLen(len(member))
+	b := make([]byte, k+len(member)+zscoreBytes)
+	putUvarint(b, len(member))
+	copy(b[k:], member)
+	binary.LittleEndian.PutUint64(b[k+len(member):], math.Float64bits(score))
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+// zblobLen returns the member's length and where its bytes start.
+func zblobLen(p unsafe.Pointer) (l, off int) {
+	if b := *(*byte)(p); b < 0x80 {
+		return int(b), 1
+	}
+	return uvarintAt(p, 0)
+}
+
+// zmember returns a blob's member, its own bytes (never modified).
+func zmember(p unsafe.Pointer) string {
+	l, off := zblobLen(p)
+	if l == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Add(p, off)), l)
+}
+
+// zscore returns a blob's score.
+func zscore(p unsafe.Pointer) float64 {
+	l, off := zblobLen(p)
+	return math.Float64frombits(binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(p, off+l)), zscoreBytes)))
+}
+
+// setZScore changes a blob's score in place.
+func setZScore(p unsafe.Pointer, score float64) {
+	l, off := zblobLen(p)
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(p, off+l)), zscoreBytes), math.Float64bits(score))
+}
+
+// zblobSize is a blob's allocation.
+func zblobSize(p unsafe.Pointer) int64 {
+	l, off := zblobLen(p)
+	return AllocSize(off + l + zscoreBytes)
+}
+
+// zitem returns the item of a leaf entry.
+func zitem(e zent) ZItem { return ZItem{Member: zmember(e.p), Score: e.score} }
+
+// zless orders entry e before (score, member).
+func zless(e zent, score float64, member string) bool {
+	return e.score < score || e.score == score && zmember(e.p) < member
+}
+
+// leafSize is the allocation of a leaf and its entries.
+func leafSize(lf *zleaf) int64 {
+	return AllocSize(int(unsafe.Sizeof(zleaf{}))) + AllocSize(int(unsafe.Sizeof(zent{}))*cap(lf.items))
+}
+
+// account records the set's current size in its header: the struct, the
+// leaves, the blobs, the leaf index and, in the skiplist form, the table's
+// arrays (its blobs are the leaves').
+func (z *ZSet) account() {
+	n := AllocSize(int(unsafe.Sizeof(ZSet{}))) + z.bytes + AllocSize(8*cap(z.leaves)) + AllocSize(4*cap(z.fen))
+	if t := z.tab; t != nil {
+		n += AllocSize(int(unsafe.Sizeof(table{}))) + AllocSize(8*len(t.slots)) + AllocSize(4*len(t.hashes))
+	}
+	z.setMem(n)
+}
 
 // NewZSet returns an empty sorted set in the compact encoding.
 func NewZSet() *ZSet { return &ZSet{} }
@@ -64,44 +131,58 @@ func NewZSet() *ZSet { return &ZSet{} }
 func (z *ZSet) Len() int { return z.n }
 
 // Compact reports whether the set is in its listpack-like form.
-func (z *ZSet) Compact() bool { return z.m == nil }
+func (z *ZSet) Compact() bool { return z.tab == nil }
 
 // Encoding is what OBJECT ENCODING reports.
 func (z *ZSet) Encoding() string {
-	if z.m == nil {
+	if z.tab == nil {
 		return "listpack"
 	}
 	return "skiplist"
 }
 
-// Convert switches a compact set to the skiplist form (with its map).
+// Convert switches a compact set to the skiplist form (with its table).
 func (z *ZSet) Convert() {
-	if z.m != nil {
+	if z.tab != nil {
 		return
 	}
-	z.m = make(map[string]float64, z.n)
+	z.tab = newTable(false, z.n)
+	z.tab.extra = zscoreBytes
 	for _, lf := range z.leaves {
-		for _, it := range lf.items {
-			z.m[it.Member] = it.Score
+		for _, e := range lf.items {
+			m := zmember(e.p)
+			z.tab.insert(e.p, hashBytes(unsafe.Slice(unsafe.StringData(m), len(m))))
 		}
 	}
 	z.account()
 }
 
-// Score returns member's score.
-func (z *ZSet) Score(member []byte) (float64, bool) {
-	if z.m != nil {
-		s, ok := z.m[string(member)]
-		return s, ok
+// find returns member's blob, or nil.
+func (z *ZSet) find(member []byte) unsafe.Pointer {
+	if z.tab != nil {
+		i := z.tab.find(member, hashBytes(member))
+		if i < 0 {
+			return nil
+		}
+		return z.tab.slots[i]
 	}
 	for _, lf := range z.leaves {
-		for _, it := range lf.items {
-			if it.Member == string(member) {
-				return it.Score, true
+		for _, e := range lf.items {
+			if zmember(e.p) == string(member) {
+				return e.p
 			}
 		}
 	}
-	return 0, false
+	return nil
+}
+
+// Score returns member's score.
+func (z *ZSet) Score(member []byte) (float64, bool) {
+	p := z.find(member)
+	if p == nil {
+		return 0, false
+	}
+	return zscore(p), true
 }
 
 // Fenwick tree helpers.
@@ -157,8 +238,8 @@ func (z *ZSet) findRank(r int) (int, int) {
 // leafFor returns the index of the leaf where (score, member) belongs.
 func (z *ZSet) leafFor(score float64, member string) int {
 	i := sort.Search(len(z.leaves), func(i int) bool {
-		it := &z.leaves[i].items[len(z.leaves[i].items)-1]
-		return !it.less(score, member)
+		items := z.leaves[i].items
+		return !zless(items[len(items)-1], score, member)
 	})
 	if i == len(z.leaves) {
 		i--
@@ -166,50 +247,91 @@ func (z *ZSet) leafFor(score float64, member string) int {
 	return i
 }
 
+// posIn returns where (score, member) goes in leaf lf.
+func posIn(lf *zleaf, score float64, member string) int {
+	return sort.Search(len(lf.items), func(i int) bool { return !zless(lf.items[i], score, member) })
+}
+
 // Insert adds a member known to be absent.
 func (z *ZSet) Insert(member []byte, score float64) {
-	m := string(member)
-	z.bytes += AllocSize(len(m))
-	z.insert(m, score)
+	z.add(newZBlob(unsafe.String(unsafe.SliceData(member), len(member)), score), score)
+}
+
+// InsertString adds a member known to be absent.
+func (z *ZSet) InsertString(member string, score float64) {
+	z.add(newZBlob(member, score), score)
+}
+
+// add adds a new member's blob.
+func (z *ZSet) add(p unsafe.Pointer, score float64) {
+	if z.tab != nil {
+		m := zmember(p)
+		z.tab.insert(p, hashBytes(unsafe.Slice(unsafe.StringData(m), len(m))))
+	} else if score == 0 {
+		// -0 is stored as 0, as Redis's listpack does (the skiplist
+		// form keeps -0, as Redis's does).
+		setZScore(p, 0)
+	}
+	z.bytes += zblobSize(p)
+	z.place(p)
 	z.account()
 }
 
-func (z *ZSet) insert(m string, score float64) {
-	if z.m != nil {
-		z.m[m] = score // the skiplist form keeps -0, as Redis's does
-	} else {
-		score += 0 // -0 is stored as 0, as Redis's listpack does
-	}
+// place puts blob p in order in the leaves.
+func (z *ZSet) place(p unsafe.Pointer) {
+	score, m := zscore(p), zmember(p)
+	ent := zent{score, p}
 	z.n++
 	if len(z.leaves) == 0 {
-		z.leaves = []*zleaf{{items: make([]ZItem, 0, 4)}}
-		z.leaves[0].items = append(z.leaves[0].items, ZItem{m, score})
-		z.bytes += leafSize(z.leaves[0])
+		lf := &zleaf{items: make([]zent, 0, 4)}
+		lf.items = append(lf.items, ent)
+		z.leaves = append(z.leaves, lf)
+		z.bytes += leafSize(lf)
 		z.rebuildFen()
 		return
 	}
 	li := z.leafFor(score, m)
 	lf := z.leaves[li]
-	pos := sort.Search(len(lf.items), func(i int) bool { return !lf.items[i].less(score, m) })
-	z.bytes -= leafSize(lf)
-	lf.items = append(lf.items, ZItem{})
-	copy(lf.items[pos+1:], lf.items[pos:])
-	lf.items[pos] = ZItem{m, score}
-	if len(lf.items) <= zleafMax {
+	pos := posIn(lf, score, m)
+	if len(lf.items) < zleafMax {
+		z.bytes -= leafSize(lf)
+		lf.items = append(lf.items, zent{})
+		copy(lf.items[pos+1:], lf.items[pos:])
+		lf.items[pos] = ent
 		z.bytes += leafSize(lf)
 		z.fenAdd(li, 1)
 		return
 	}
-	// Split the full leaf in two.
-	right := &zleaf{items: make([]ZItem, len(lf.items)-zleafHalf, zleafMax)}
-	copy(right.items, lf.items[zleafHalf:])
-	left := make([]ZItem, zleafHalf, zleafMax)
-	copy(left, lf.items[:zleafHalf])
-	lf.items = left
-	z.bytes += leafSize(lf) + leafSize(right)
+	// The leaf is full. Appending past the last leaf's end (members
+	// added in order, the common case) starts a new leaf and leaves the
+	// full one full; so does prepending before the first leaf. Anywhere
+	// else the leaf splits in two halves.
+	var nl *zleaf
+	at := li + 1 // where the new leaf goes
+	switch {
+	case pos == len(lf.items) && li == len(z.leaves)-1, pos == 0 && li == 0:
+		nl = &zleaf{items: make([]zent, 1, zleafMax)}
+		nl.items[0] = ent
+		if pos == 0 {
+			at = 0
+		}
+	default:
+		z.bytes -= leafSize(lf)
+		all := make([]zent, 0, zleafMax+1)
+		all = append(all, lf.items[:pos]...)
+		all = append(all, ent)
+		all = append(all, lf.items[pos:]...)
+		left := make([]zent, zleafHalf, zleafMax)
+		copy(left, all[:zleafHalf])
+		nl = &zleaf{items: make([]zent, len(all)-zleafHalf, zleafMax)}
+		copy(nl.items, all[zleafHalf:])
+		lf.items = left
+		z.bytes += leafSize(lf)
+	}
+	z.bytes += leafSize(nl)
 	z.leaves = append(z.leaves, nil)
-	copy(z.leaves[li+2:], z.leaves[li+1:])
-	z.leaves[li+1] = right
+	copy(z.leaves[at+1:], z.leaves[at:])
+	z.leaves[at] = nl
 	z.rebuildFen()
 }
 
@@ -220,13 +342,14 @@ func (z *ZSet) locate(score float64, m string) (int, int, bool) {
 	}
 	li := z.leafFor(score, m)
 	lf := z.leaves[li]
-	pos := sort.Search(len(lf.items), func(i int) bool { return !lf.items[i].less(score, m) })
-	if pos < len(lf.items) && lf.items[pos].Member == m {
+	pos := posIn(lf, score, m)
+	if pos < len(lf.items) && zmember(lf.items[pos].p) == m {
 		return li, pos, true
 	}
 	return 0, 0, false
 }
 
+// removeAt takes the blob at leaf li, offset pos out of the order.
 func (z *ZSet) removeAt(li, pos int) {
 	lf := z.leaves[li]
 	z.bytes -= leafSize(lf)
@@ -235,11 +358,11 @@ func (z *ZSet) removeAt(li, pos int) {
 		// the leaf starts one further on, so popping the lowest member
 		// (ZPOPMIN) moves nothing.
 		copy(lf.items[1:pos+1], lf.items[:pos])
-		lf.items[0] = ZItem{}
+		lf.items[0] = zent{}
 		lf.items = lf.items[1:]
 	} else {
 		copy(lf.items[pos:], lf.items[pos+1:])
-		lf.items[len(lf.items)-1] = ZItem{}
+		lf.items[len(lf.items)-1] = zent{}
 		lf.items = lf.items[:len(lf.items)-1]
 	}
 	z.n--
@@ -265,19 +388,26 @@ func (z *ZSet) removeAt(li, pos int) {
 	z.fenAdd(li, -1)
 }
 
+// drop forgets a removed member's blob.
+func (z *ZSet) drop(p unsafe.Pointer) {
+	if z.tab != nil {
+		m := zmember(p)
+		if i := z.tab.find(unsafe.Slice(unsafe.StringData(m), len(m)), hashBytes(unsafe.Slice(unsafe.StringData(m), len(m)))); i >= 0 {
+			z.tab.removeAt(i)
+		}
+	}
+	z.bytes -= zblobSize(p)
+}
+
 // Delete removes member and reports whether it was present.
 func (z *ZSet) Delete(member []byte) bool {
-	score, ok := z.Score(member)
-	if !ok {
+	p := z.find(member)
+	if p == nil {
 		return false
 	}
-	li, pos, _ := z.locate(score, string(member))
-	m := z.leaves[li].items[pos].Member
+	li, pos, _ := z.locate(zscore(p), zmember(p))
 	z.removeAt(li, pos)
-	if z.m != nil {
-		delete(z.m, m)
-	}
-	z.bytes -= AllocSize(len(m))
+	z.drop(p)
 	z.account()
 	return true
 }
@@ -288,30 +418,35 @@ func (z *ZSet) SetScore(member []byte, old, score float64) {
 		return
 	}
 	li, pos, _ := z.locate(old, string(member))
-	m := z.leaves[li].items[pos].Member
+	p := z.leaves[li].items[pos].p
 	z.removeAt(li, pos)
-	z.insert(m, score)
+	if z.tab == nil && score == 0 {
+		score = 0 // -0 is stored as 0 in the compact form
+	}
+	setZScore(p, score)
+	z.place(p)
 	z.account()
 }
 
 // Rank returns the 0-based rank of member (ascending).
 func (z *ZSet) Rank(member []byte) (int, bool) {
-	score, ok := z.Score(member)
-	if !ok {
+	p := z.find(member)
+	if p == nil {
 		return 0, false
 	}
-	li, pos, _ := z.locate(score, string(member))
+	li, pos, _ := z.locate(zscore(p), zmember(p))
 	return z.prefix(li) + pos, true
 }
 
 // At returns the item at rank r (valid).
 func (z *ZSet) At(r int) ZItem {
 	li, off := z.findRank(r)
-	return z.leaves[li].items[off]
+	return zitem(z.leaves[li].items[off])
 }
 
 // Iter calls fn for items from rank r upward (or downward when reverse)
-// until fn returns false or the set ends.
+// until fn returns false or the set ends. An item's Member is the set's
+// own bytes: valid while the member is in the set or referenced.
 func (z *ZSet) Iter(r int, reverse bool, fn func(it ZItem) bool) {
 	if r < 0 || r >= z.n {
 		return
@@ -321,7 +456,7 @@ func (z *ZSet) Iter(r int, reverse bool, fn func(it ZItem) bool) {
 		for ; li < len(z.leaves); li, off = li+1, 0 {
 			items := z.leaves[li].items
 			for ; off < len(items); off++ {
-				if !fn(items[off]) {
+				if !fn(zitem(items[off])) {
 					return
 				}
 			}
@@ -331,7 +466,7 @@ func (z *ZSet) Iter(r int, reverse bool, fn func(it ZItem) bool) {
 	for {
 		items := z.leaves[li].items
 		for ; off >= 0; off-- {
-			if !fn(items[off]) {
+			if !fn(zitem(items[off])) {
 				return
 			}
 		}
@@ -346,15 +481,19 @@ func (z *ZSet) Iter(r int, reverse bool, fn func(it ZItem) bool) {
 // Search returns the lowest rank whose item satisfies pred (pred must be
 // false then true along the order), or Len() if none does.
 func (z *ZSet) Search(pred func(it *ZItem) bool) int {
+	test := func(e zent) bool {
+		it := zitem(e)
+		return pred(&it)
+	}
 	li := sort.Search(len(z.leaves), func(i int) bool {
 		lf := z.leaves[i]
-		return pred(&lf.items[len(lf.items)-1])
+		return test(lf.items[len(lf.items)-1])
 	})
 	if li == len(z.leaves) {
 		return z.n
 	}
 	lf := z.leaves[li]
-	pos := sort.Search(len(lf.items), func(i int) bool { return pred(&lf.items[i]) })
+	pos := sort.Search(len(lf.items), func(i int) bool { return test(lf.items[i]) })
 	return z.prefix(li) + pos
 }
 
@@ -364,15 +503,12 @@ func (z *ZSet) Search(pred func(it *ZItem) bool) int {
 func (z *ZSet) DeleteRange(start, stop int, fn func(it ZItem)) {
 	li, off := z.findRank(start)
 	if start == stop {
-		it := z.leaves[li].items[off]
+		e := z.leaves[li].items[off]
 		if fn != nil {
-			fn(it)
+			fn(zitem(e))
 		}
 		z.removeAt(li, off)
-		if z.m != nil {
-			delete(z.m, it.Member)
-		}
-		z.bytes -= AllocSize(len(it.Member))
+		z.drop(e.p)
 		z.account()
 		return
 	}
@@ -380,14 +516,11 @@ func (z *ZSet) DeleteRange(start, stop int, fn func(it ZItem)) {
 	for k := stop - start + 1; k > 0; li, off = li+1, 0 {
 		lf := z.leaves[li]
 		end := min(len(lf.items), off+k)
-		for _, it := range lf.items[off:end] {
+		for _, e := range lf.items[off:end] {
 			if fn != nil {
-				fn(it)
+				fn(zitem(e))
 			}
-			if z.m != nil {
-				delete(z.m, it.Member)
-			}
-			z.bytes -= AllocSize(len(it.Member))
+			z.drop(e.p)
 		}
 		n := copy(lf.items[off:], lf.items[end:])
 		clear(lf.items[off+n:])
@@ -412,21 +545,29 @@ func (z *ZSet) DeleteRange(start, stop int, fn func(it ZItem)) {
 	z.account()
 }
 
-// Clone returns a deep copy (members are immutable strings and are shared).
+// Clone returns a deep copy.
 func (z *ZSet) Clone() *ZSet {
-	c := &ZSet{n: z.n, bytes: z.bytes}
+	c := &ZSet{n: z.n}
+	if z.tab != nil {
+		c.tab = newTable(false, z.n)
+		c.tab.extra = zscoreBytes
+	}
 	for _, lf := range z.leaves {
-		items := make([]ZItem, len(lf.items), cap(lf.items))
-		copy(items, lf.items)
-		c.leaves = append(c.leaves, &zleaf{items: items})
+		items := make([]zent, len(lf.items), cap(lf.items))
+		for i, e := range lf.items {
+			q := newZBlob(zmember(e.p), e.score)
+			items[i] = zent{e.score, q}
+			c.bytes += zblobSize(q)
+			if c.tab != nil {
+				m := zmember(q)
+				c.tab.insert(q, hashBytes(unsafe.Slice(unsafe.StringData(m), len(m))))
+			}
+		}
+		nl := &zleaf{items: items}
+		c.leaves = append(c.leaves, nl)
+		c.bytes += leafSize(nl)
 	}
 	c.rebuildFen()
-	if z.m != nil {
-		c.m = make(map[string]float64, len(z.m))
-		for k, v := range z.m {
-			c.m[k] = v
-		}
-	}
 	c.account()
 	return c
 }
@@ -434,21 +575,15 @@ func (z *ZSet) Clone() *ZSet {
 // MaxMemberLen returns the longest member's length (for encoding choices).
 func (z *ZSet) MaxMemberLen() int {
 	n := 0
-	z.Iter(0, false, func(it ZItem) bool {
-		if len(it.Member) > n {
-			n = len(it.Member)
+	for _, lf := range z.leaves {
+		for _, e := range lf.items {
+			if l, _ := zblobLen(e.p); l > n {
+				n = l
+			}
 		}
-		return true
-	})
+	}
 	return n
 }
 
 // IsNaN reports whether f is NaN (helper for score arithmetic).
 func IsNaN(f float64) bool { return math.IsNaN(f) }
-
-// InsertString adds a member known to be absent, keeping the string.
-func (z *ZSet) InsertString(member string, score float64) {
-	z.bytes += AllocSize(len(member))
-	z.insert(member, score)
-	z.account()
-}
