@@ -50,12 +50,9 @@ func init() {
 		}},
 		&Command{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "usage", Arity: -3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: []string{"read", "slow"}, Group: "server", Since: "4.0.0", Summary: "Estimate the memory usage of a key", Complexity: "O(N) where N is the number of samples.", Fn: memoryUsageCommand},
-			{Name: "doctor", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Outputs memory problems report", Complexity: "O(1)", Fn: func(c *Client, _ [][]byte) {
-				// Sluice has no allocator issues to diagnose: Redis's reply for a small instance.
-				c.w.Verbatim("txt", "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
-			}},
+			{Name: "doctor", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Outputs memory problems report", Complexity: "O(1)", Fn: memoryDoctorCommand},
 			{Name: "stats", Arity: 2, Flags: []string{"lock_all"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show memory usage details", Complexity: "O(1)", Fn: memoryStatsCommand},
-			{Name: "purge", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Ask the allocator to release memory", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) { c.w.OK() }},
+			{Name: "purge", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Ask the allocator to release memory", Complexity: "Depends on how much memory is allocated, could be slow", Fn: memoryPurgeCommand},
 			{Name: "malloc-stats", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show allocator internal stats", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) {
 				c.w.BulkString("Stats not supported for the current allocator")
 			}},

@@ -3,6 +3,7 @@ package server
 import (
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sort"
 	"strings"
@@ -432,4 +433,78 @@ func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *st
 	f("active_defrag_running:0")
 	f("lazyfree_pending_objects:0")
 	f("lazyfreed_objects:%d", s.lazyfreed.Load())
+}
+
+// memoryDoctorCommand is MEMORY DOCTOR: Redis's report
+// (getMemoryDoctorReport), on Sluice's figures.
+func memoryDoctorCommand(c *Client, _ [][]byte) {
+	c.w.Verbatim("txt", c.srv.memoryDoctorReport())
+}
+
+func (s *Server) memoryDoctorReport() string {
+	m := readMemory()
+	mem := &s.mem
+	used := max(1, s.usedMemory())
+	peak := max(mem.peak.Load(), used)
+	if used < 5<<20 {
+		return "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
+	}
+	over := func(a, b uint64, minBytes uint64) bool {
+		return b > 0 && float64(a)/float64(b) > 1.1 && a > b && a-b > minBytes
+	}
+	var b strings.Builder
+	issues := 0
+	add := func(text string) {
+		if issues == 0 {
+			b.WriteString("Sam, I detected a few issues in this Redis instance memory implants:\n\n")
+		}
+		issues++
+		b.WriteString(text)
+	}
+	if float64(peak)/float64(used) > 1.5 {
+		add(" * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n")
+	}
+	if float64(m.rss)/float64(used) > 1.4 && m.rss > uint64(used) && m.rss-uint64(used) > 10<<20 {
+		add(" * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"go-" + runtime.Version() + "\".\n\n")
+	}
+	if over(m.heapInUse, m.objects, 10<<20) {
+		add(" * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n")
+	}
+	if over(m.total, m.heapInUse, 10<<20) {
+		add(" * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n")
+	}
+	if over(m.rss, m.total, 10<<20) {
+		add(" * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the allocator holds). This problem may be due to Lua scripts or Modules.\n\n")
+	}
+	var clients, replicas int64
+	s.mu.Lock()
+	for _, c := range s.clients {
+		if c.replicaOut.Load() {
+			replicas++
+		} else {
+			clients++
+		}
+	}
+	s.mu.Unlock()
+	if replicas > 0 && mem.replicas.Load() > 10<<20 {
+		add(" * Big replica buffers: The replica output buffers in this instance are greater than 10MB for each replica (on average). This likely means that there is some replica instance that is struggling receiving data, either because it is too slow or because of networking issues. As a result, data piles on the master output buffers. Please try to identify what replica is not receiving data correctly and why. You can use the INFO output in order to check the replicas delays and the CLIENT LIST command to check the output buffers of each replica.\n\n")
+	}
+	if clients > 0 && mem.normal.Load()/clients > 200<<10 {
+		add(" * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n")
+	}
+	if s.cachedScripts() > 1000 {
+		add(" * Many scripts: There seem to be many cached scripts in this instance (more than 1000). This may be because scripts are generated and `EVAL`ed, instead of being parameterized (with KEYS and ARGV), `SCRIPT LOAD`ed and `EVALSHA`ed. Unless `SCRIPT FLUSH` is called periodically, the scripts' caches may end up consuming most of your memory.\n\n")
+	}
+	if issues == 0 {
+		return "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
+	}
+	b.WriteString("I'm here to keep you safe, Sam. I want to help you.\n")
+	return b.String()
+}
+
+// memoryPurgeCommand is MEMORY PURGE: the Go runtime collects garbage and
+// gives the free memory back to the operating system.
+func memoryPurgeCommand(c *Client, _ [][]byte) {
+	debug.FreeOSMemory()
+	c.w.OK()
 }

@@ -224,3 +224,36 @@ func TestVolatilePoliciesEvict(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryDoctor: Redis's report, on the counted figures.
+func TestMemoryDoctor(t *testing.T) {
+	_, addr := redistest.StartSluice(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+	defer rdb.Close()
+	ctx := context.Background()
+	doctor := func() string {
+		s, err := rdb.Do(ctx, "MEMORY", "DOCTOR").Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := doctor(); !strings.Contains(s, "this instance is empty") {
+		t.Fatalf("empty instance: %q", s)
+	}
+	if err := fill(rdb, "k", 60, 100000, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := doctor(); strings.Contains(s, "Big client buffers") || strings.Contains(s, "empty") {
+		t.Fatalf("6 MB of data and one idle client: %q", s)
+	}
+	c := rawClient(t, addr, "big")
+	c.Write([]byte("*2\r\n$3000000\r\nvvvv"))
+	waitFor(t, "the big client's buffer", func() bool {
+		n, _ := strconv.Atoi(clientField(t, rdb, "big", "tot-mem"))
+		return n >= 3000000
+	})
+	if s := doctor(); !strings.Contains(s, "Big client buffers") {
+		t.Fatalf("two clients, one with a 3 MB query buffer: %q", s)
+	}
+}
