@@ -102,8 +102,9 @@ type Engine struct {
 	limitNext        int64
 	inExec           func() bool
 
-	stateHook atomic.Pointer[func()]
-	closeOnce sync.Once
+	stateHook  atomic.Pointer[func()]
+	bgsaveHook atomic.Pointer[func(ok bool)]
+	closeOnce  sync.Once
 }
 
 // New returns an engine for host; version is the redis-ver written in RDB
@@ -308,7 +309,7 @@ func (e *Engine) BGSave(schedule bool) (string, error) {
 	if reply, err, done := e.bgsaveCheck(schedule); done {
 		return reply, err
 	}
-	if err := e.bgsaveStart(); err != nil {
+	if err := e.bgsaveStart(nil); err != nil {
 		return "", errors.New("ERR")
 	}
 	return "Background saving started", nil
@@ -334,17 +335,26 @@ func (e *Engine) bgsaveCheck(schedule bool) (reply string, err error, done bool)
 }
 
 // BGSaveNow starts a BGSAVE unless a child runs.
-func (e *Engine) BGSaveNow() error {
+func (e *Engine) BGSaveNow() error { return e.BGSaveAt(nil) }
+
+// BGSaveAt starts a BGSAVE unless a child runs; atCut, when not nil, runs
+// at the instant its image is taken (a full sync's replicas take their
+// place in the stream there).
+func (e *Engine) BGSaveAt(atCut func()) error {
 	e.startMu.Lock()
 	defer e.startMu.Unlock()
 	if e.ChildActive() {
 		return ErrChildActive
 	}
-	return e.bgsaveStart()
+	return e.bgsaveStart(atCut)
 }
 
+// OnBgsaveDone registers f, called when a BGSAVE ends (ok: the file was
+// written): replicas waiting for a file image get it then.
+func (e *Engine) OnBgsaveDone(f func(ok bool)) { e.bgsaveHook.Store(&f) }
+
 // bgsaveStart is rdbSaveBackground; startMu is held and no child runs.
-func (e *Engine) bgsaveStart() error {
+func (e *Engine) bgsaveStart(atCut func()) error {
 	e.rdbSaves.Add(1)
 	e.mu.Lock()
 	e.lastBgTry = time.Now().Unix()
@@ -360,7 +370,7 @@ func (e *Engine) bgsaveStart() error {
 	j.dirty = dirty
 	opts := RDBOptions{Version: e.version, Checksum: e.host.Config("rdbchecksum") != "no", KeyDelay: e.keyDelay(), Cancel: j.cancel, Progress: &j.keysDone}
 	t0 := time.Now()
-	img := e.host.Snapshot(nil)
+	img := e.host.Snapshot(atCut)
 	e.forkUs.Store(time.Since(t0).Microseconds())
 	j.meta = img.Meta()
 	j.img = img
@@ -385,13 +395,16 @@ func (e *Engine) bgsaveStart() error {
 		} else {
 			ex = j.child.Finish()
 		}
-		e.bgsaveDone(j, ex, err)
+		ok := e.bgsaveDone(j, ex, err)
+		if f := e.bgsaveHook.Load(); f != nil {
+			(*f)(ok)
+		}
 	}()
 	return nil
 }
 
 // bgsaveDone is backgroundSaveDoneHandlerDisk.
-func (e *Engine) bgsaveDone(j *job, ex ChildExit, streamErr error) {
+func (e *Engine) bgsaveDone(j *job, ex ChildExit, streamErr error) (ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.endJob(j)
@@ -421,13 +434,15 @@ func (e *Engine) bgsaveDone(j *job, ex ChildExit, streamErr error) {
 			e.host.Warnf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", tmp, name, cwd(), Strerror(err))
 			e.host.Warnf("Background saving error")
 			e.setBgOK(false)
-			return
+			return false
 		}
 		SyncDir(filepath.Dir(name))
 		e.host.Logf("Background saving terminated with success")
 		e.host.Saved(j.meta)
 		e.setBgOK(true)
+		return true
 	}
+	return false
 }
 
 func cwd() string {
@@ -543,7 +558,7 @@ func (e *Engine) Cron() {
 			e.mu.Lock()
 		case e.bgsaveScheduled && retryOK:
 			e.mu.Unlock()
-			e.bgsaveStart()
+			e.bgsaveStart(nil)
 			e.mu.Lock()
 		default:
 			e.mu.Unlock()
@@ -553,7 +568,7 @@ func (e *Engine) Cron() {
 				for _, sp := range e.saveParams() {
 					if dirty >= sp[1] && elapsed > sp[0] {
 						e.host.Logf("%d changes in %d seconds. Saving...", sp[1], sp[0])
-						e.bgsaveStart()
+						e.bgsaveStart(nil)
 						break
 					}
 				}

@@ -26,4 +26,5 @@ type ImageMeta struct {
 	UsedMem   uint64   // used memory then (the used-mem AUX field)
 	Dirty     uint64   // the host's change counter at the cut
 	Functions [][]byte // function libraries' code
+	Repl      *ReplAux // the replication AUX fields at the cut, nil when none
 }

@@ -25,7 +25,8 @@ type RDBOptions struct {
 	Version  string // the redis-ver AUX field
 	AOFBase  bool   // the aof-base AUX field: written as an AOF's base
 	Checksum bool   // rdbchecksum
-	// Repl, when set, adds the replication AUX fields.
+	// Repl, when set, adds the replication AUX fields (else the image's
+	// own, if it has them).
 	Repl *ReplAux
 	// KeyDelay is rdb-key-save-delay (tests), read as the save goes.
 	KeyDelay func() time.Duration
@@ -63,10 +64,14 @@ func RDBHeader(meta ImageMeta, o *RDBOptions) []byte {
 	b = rdb.AppendAuxInt(b, "redis-bits", 64)
 	b = rdb.AppendAuxInt(b, "ctime", meta.CTime)
 	b = rdb.AppendAuxInt(b, "used-mem", int64(meta.UsedMem))
-	if o.Repl != nil {
-		b = rdb.AppendAuxInt(b, "repl-stream-db", int64(o.Repl.StreamDB))
-		b = rdb.AppendAux(b, "repl-id", o.Repl.ID)
-		b = rdb.AppendAuxInt(b, "repl-offset", o.Repl.Offset)
+	rp := o.Repl
+	if rp == nil {
+		rp = meta.Repl
+	}
+	if rp != nil {
+		b = rdb.AppendAuxInt(b, "repl-stream-db", int64(rp.StreamDB))
+		b = rdb.AppendAux(b, "repl-id", rp.ID)
+		b = rdb.AppendAuxInt(b, "repl-offset", rp.Offset)
 	}
 	aofBase := int64(0)
 	if o.AOFBase {

@@ -114,6 +114,9 @@ type Client struct {
 	rpend      *replPending
 	woff       int64
 	replMaster bool
+	// replica is set once this connection is a replica of this server
+	// (SYNC/PSYNC): its output is the replication stream.
+	replica atomic.Pointer[replicaConn]
 
 	// Cluster mode (cmd_cluster.go): ASKING for the next command,
 	// READONLY, and the keys of the command being checked.
@@ -284,6 +287,10 @@ func (c *Client) exec(args [][]byte) {
 		c.w.Error(*e)
 		return
 	}
+	if c.replica.Load() != nil {
+		c.replicaExec(args)
+		return
+	}
 	c.dispatch(args)
 	if c.postponed {
 		return // it did not run: the reply mode applies when it does
@@ -372,7 +379,7 @@ func (c *Client) dispatch(args [][]byte) {
 	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {
 		return
 	}
-	if srv.repl.flags.Load()&replReadOnly != 0 && (c.readOnlyReplica(cmd) || c.staleReplica(cmd)) {
+	if srv.repl.flags.Load()&replReadOnly != 0 && (c.readOnlyReplica(cmd) || c.staleReplica(cmd) || c.loadingRefused(cmd, args)) {
 		return
 	}
 	if hook := srv.preCall; hook != nil && !hook(c, cmd, args) {
@@ -540,7 +547,13 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			return
 		}
 		ks.Lock.Lock()
-		c.run(cmd, args)
+		if c.replMaster {
+			ks.SetMasterViewAll(true)
+			c.run(cmd, args)
+			ks.SetMasterViewAll(false)
+		} else {
+			c.run(cmd, args)
+		}
 		ks.Lock.Unlock()
 	default:
 		if !ks.Lock.TryRLock(c.slot) && !c.lockOrBusy(cmd) {
@@ -557,7 +570,13 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		case 1:
 			i := store.ShardOf(args[c.keyPos[0]])
 			db.LockShard(i)
-			c.run(cmd, args)
+			if c.replMaster {
+				db.SetMasterView(i, true)
+				c.run(cmd, args)
+				db.SetMasterView(i, false)
+			} else {
+				c.run(cmd, args)
+			}
 			db.UnlockShard(i)
 		default:
 			var set store.ShardSet
@@ -565,7 +584,13 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 				set.Add(args[p])
 			}
 			set.Lock(db)
-			c.run(cmd, args)
+			if c.replMaster {
+				set.SetMasterView(db, true)
+				c.run(cmd, args)
+				set.SetMasterView(db, false)
+			} else {
+				c.run(cmd, args)
+			}
 			set.Unlock(db)
 		}
 		ks.Lock.RUnlock(c.slot)
@@ -642,7 +667,8 @@ func (c *Client) run(cmd *Command, args [][]byte) {
 // that arrive during a long script. It reports whether the lock is held.
 func (c *Client) lockOrBusy(cmd *Command) bool {
 	ks := c.srv.ks
-	if c.srv.lua.busySince.Load() == 0 {
+	if c.srv.lua.busySince.Load() == 0 || c.replMaster {
+		// The master's stream waits for a script to end, never -BUSY.
 		ks.Lock.RLock(c.slot)
 		return true
 	}

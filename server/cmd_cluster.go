@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sluicedb/sluice/cluster"
+	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -259,7 +260,7 @@ func (h clusterHost) Port() int {
 }
 
 func (h clusterHost) ReplicaOf(ip string, port int) {
-	if l := h.s.replLink(); l != nil && l.host == ip && l.port == port {
+	if l := h.s.replLink(); l != nil && l.Host == ip && l.Port == port {
 		return
 	}
 	h.s.replicaOf(ip, port, false)
@@ -267,22 +268,16 @@ func (h clusterHost) ReplicaOf(ip string, port int) {
 
 func (h clusterHost) Promote() { h.s.promote() }
 
-func (h clusterHost) ReplOffset() int64 {
-	if l := h.s.replLink(); l != nil {
-		return l.offset.Load()
-	}
-	r := &h.s.repl
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.offset
-}
+// ReplOffset is the stream's offset: what a replica applied of its
+// master's, or a master's own.
+func (h clusterHost) ReplOffset() int64 { return h.s.replicaOffset() }
 
 func (h clusterHost) MasterLink() (bool, int64, int64) {
 	l := h.s.replLink()
 	if l == nil {
 		return false, 0, 0
 	}
-	return l.state.Load() == linkConnected, l.lastIO.Load(), l.downSince.Load()
+	return l.State() == repl.StateConnected, l.LastIO(), l.DownSince()
 }
 
 func (h clusterHost) CountKeysInSlot(slot int) int { return h.s.ks.DB(0).CountKeysInSlot(slot) }

@@ -491,13 +491,21 @@ func clientTypeByName(b []byte) int {
 }
 
 func (c *Client) clientType() int {
-	if c.replicaOut.Load() {
+	switch {
+	case c.replMaster:
+		return clientMaster
+	case c.replicaOut.Load() || c.replica.Load() != nil:
 		return clientSlave
-	}
-	if c.inPubSub() {
+	case c.inPubSub():
 		return clientPubSub
 	}
 	return clientNormal
+}
+
+// infoLine is the client as CLIENT LIST shows it, for log lines
+// (catClientInfoString).
+func (c *Client) infoLine() string {
+	return string(c.appendClientInfo(nil, c, nil, 0))
 }
 
 // appendClientInfo appends the CLIENT LIST line of t (without the newline)
@@ -514,6 +522,12 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	}
 	now := time.Now()
 	flags := make([]byte, 0, 8)
+	if t.replica.Load() != nil {
+		flags = append(flags, 'S')
+	}
+	if t.replMaster {
+		flags = append(flags, 'M')
+	}
 	if t.srv.monitors.has(t) {
 		flags = append(flags, 'O')
 	}
@@ -594,6 +608,9 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	b = append(b, " argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)
 	omem := t.outputMemory()
+	if rc := t.replica.Load(); rc != nil {
+		omem += rc.OutputMem() // the replication buffer it still has to send
+	}
 	b = append(b, " multi-mem="...)
 	b = strconv.AppendInt(b, t.multiMemA.Load(), 10)
 	b = append(b, " rbs=16384 rbp=16384 obl=0 oll=0 omem="...)

@@ -97,6 +97,10 @@ func debugCommand(c *Client, args [][]byte) {
 		c.w.Error(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(args[2])))
 	case eq(sub, "change-repl-id") && len(args) == 2:
 		c.srv.Warnf("Changing replication IDs after receiving DEBUG change-repl-id")
+		c.srv.changeReplID()
+		c.w.OK()
+	case eq(sub, "replicate") && len(args) >= 3:
+		c.srv.replicateRaw(args[2:])
 		c.w.OK()
 	case eq(sub, "protocol") && len(args) == 3:
 		debugProtocol(c, strings.ToLower(string(args[2])))

@@ -155,6 +155,16 @@ func (cs *connServer) signalled() bool {
 	if !cs.flush() {
 		return false
 	}
+	for c.replica.Load() != nil {
+		// A replica: the replication stream from its position.
+		c.w.Buf = c.streamOut(c.w.Buf)
+		if len(c.w.Buf) == 0 {
+			break
+		}
+		if !cs.flush() {
+			return false
+		}
+	}
 	c.updateMem()
 	if !c.blocked && len(cs.qbuf) > 0 && !cs.runQbuf() {
 		return false

@@ -27,8 +27,12 @@ import (
 // as DEL (or UNLINK). PUBLISH goes to replicas only, as in Redis. Nothing
 // is emitted while a dataset loads.
 //
-// The stream's lock is the replication state's mutex (repl.mu): holding
-// it, a command's effects go to both consumers whole.
+// The stream's lock is the replication state's (repl.lock, repl.Master's
+// mutex): holding it, a command's effects go to both consumers whole.
+//
+// A replica emits nothing to its replicas: its stream is its master's,
+// passed on byte for byte as it is applied (replica.go), so its own
+// replicas keep the master's offsets. What it applies reaches its AOF.
 
 // effectsState is the stream's own state.
 type effectsState struct {
@@ -54,19 +58,15 @@ func (s *Server) commitIfPending() {
 // the AOF) and off when it has none.
 func (s *Server) updateEffects() {
 	r := &s.repl
-	r.mu.Lock()
+	r.lock()
 	s.updateEffectsLocked()
-	r.mu.Unlock()
+	r.unlock()
 }
 
 func (s *Server) updateEffectsLocked() {
 	aof := s.pe != nil && s.pe.AOFState() != persist.AOFOff
 	s.fx.aof.Store(aof)
-	if s.repl.ring != nil || aof {
-		s.repl.flags.Or(replFeed)
-	} else {
-		s.repl.flags.And(^uint32(replFeed))
-	}
+	s.repl.updateFeed()
 }
 
 // emitLocked sends one command run in database dbi (-1: no SELECT) to the
@@ -83,7 +83,9 @@ func (s *Server) emitRawLocked(dbi int, cmd []byte, toAOF bool) {
 		s.pe.Feed(dbi, cmd)
 	}
 	r := &s.repl
-	if r.ring != nil {
+	if r.m.Backlog() != nil && r.flags.Load()&replReadOnly == 0 {
+		// A replica's stream is its master's, passed on as it is
+		// applied (replica.go): its own effects go to its AOF only.
 		r.selectLocked(dbi)
 		r.writeLocked(cmd)
 	}
@@ -105,7 +107,7 @@ func (s *Server) feedOpsTo(dbi int, ops [][][]byte, toAOF bool) {
 		return
 	}
 	r := &s.repl
-	r.mu.Lock()
+	r.lock()
 	if len(ops) > 1 {
 		s.emitLocked(dbi, multiArgs, toAOF)
 	}
@@ -115,7 +117,7 @@ func (s *Server) feedOpsTo(dbi int, ops [][][]byte, toAOF bool) {
 	if len(ops) > 1 {
 		s.emitLocked(-1, execArgs, toAOF)
 	}
-	r.mu.Unlock()
+	r.unlock()
 }
 
 // feedOne emits a single command and records the stream's offset as the
@@ -125,10 +127,10 @@ func (s *Server) feedOne(c *Client, dbi int, args [][]byte, toAOF bool) {
 		return
 	}
 	r := &s.repl
-	r.mu.Lock()
+	r.lock()
 	s.emitLocked(dbi, args, toAOF)
-	c.woff = r.offset
-	r.mu.Unlock()
+	c.woff = r.offsetLocked()
+	r.unlock()
 }
 
 // replPending is a client's propagation gathered during a transaction
@@ -171,7 +173,7 @@ func (s *Server) flushPending(p *replPending, owner *Client) {
 		return
 	}
 	r := &s.repl
-	r.mu.Lock()
+	r.lock()
 	n := len(p.ops)
 	aofOps := 0
 	for _, op := range p.ops {
@@ -196,8 +198,8 @@ func (s *Server) flushPending(p *replPending, owner *Client) {
 			s.pe.Feed(-1, execRESP)
 		}
 	}
-	owner.woff = r.offset
-	r.mu.Unlock()
+	owner.woff = r.offsetLocked()
+	r.unlock()
 	p.ops = p.ops[:0]
 	p.buf = p.buf[:0]
 }
@@ -240,7 +242,13 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 			return
 		}
 	}
-	if flags&replFeed == 0 || s.loading.on.Load() {
+	if flags&replReadOnly != 0 && !c.replMaster && cmd.flags&flagWrite != 0 {
+		// A write on a writable replica: keys written here with an
+		// expiry expire here; its effects reach its AOF, not its
+		// replicas.
+		defer s.noteReplicaWrite(c, cmd, args)
+	}
+	if flags&replFeed == 0 || s.loading.on.Load() || flags&replReadOnly != 0 && !s.fx.aof.Load() {
 		cmd.Fn(c, args)
 		return
 	}
@@ -321,9 +329,9 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 		return
 	}
 	s.feedOpsTo(dbi, ops, toAOF)
-	s.repl.mu.Lock()
-	c.woff = s.repl.offset
-	s.repl.mu.Unlock()
+	s.repl.lock()
+	c.woff = s.repl.offsetLocked()
+	s.repl.unlock()
 }
 
 // verbatim reports whether cmd is emitted as it came (rewriteForRepl's
@@ -332,7 +340,7 @@ func verbatim(cmd *Command, args [][]byte) bool {
 	switch cmd.Name {
 	case "set":
 		return len(args) == 3
-	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore",
+	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "getset",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
 		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
 		return false
@@ -377,6 +385,8 @@ func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply
 			return [][][]byte{{[]byte("SET"), key, args[3], []byte("PXAT"), ms(exp)}}
 		}
 		return [][][]byte{args}
+	case "getset":
+		return [][][]byte{{[]byte("SET"), args[1], args[2]}}
 	case "set":
 		// With an expiry (EX, PX, EXAT or PXAT): SET key value PXAT ms,
 		// the other options dropped; with GET and no expiry: without GET

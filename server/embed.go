@@ -1,9 +1,10 @@
 package server
 
 import (
-	"github.com/sluicedb/sluice/persist"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicedb/sluice/persist"
 )
 
 // What the embedded mode (sluicetest and its miniredis-compatible API)

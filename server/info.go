@@ -148,9 +148,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		}
 		s.mu.Unlock()
 		// Replicas are not counted, as in Redis.
-		s.repl.mu.Lock()
-		nclients -= len(s.repl.replicas)
-		s.repl.mu.Unlock()
+		nclients -= s.repl.m.NumReplicas()
 		b.WriteString("# Clients\r\n")
 		f("connected_clients:%d", nclients)
 		f("cluster_connections:%d", s.clusterInfo(false))
@@ -186,9 +184,9 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("instantaneous_input_repl_kbps:0.00")
 		f("instantaneous_output_repl_kbps:0.00")
 		f("rejected_connections:%d", totals.rejectedConns)
-		f("sync_full:0")
-		f("sync_partial_ok:0")
-		f("sync_partial_err:0")
+		f("sync_full:%d", s.repl.m.SyncFull.Load())
+		f("sync_partial_ok:%d", s.repl.m.SyncPartialOK.Load())
+		f("sync_partial_err:%d", s.repl.m.SyncPartialErr.Load())
 		f("expired_keys:%d", s.ks.ExpiredKeys.Load())
 		f("expired_stale_perc:0.00")
 		f("expired_time_cap_reached_count:0")

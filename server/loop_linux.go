@@ -390,15 +390,29 @@ func (l *loop) onSignal(c *Client) {
 	// EPOLLOUT handler comes back here once the pending bytes are gone, so
 	// the same bytes are never held twice.
 	if len(c.pending) == 0 && len(c.held) == 0 {
-		if out := c.swapAsync(); len(out) > 0 {
+		for {
+			out := c.swapAsync()
+			replica := c.replica.Load() != nil
+			if replica {
+				// A replica's output goes on with the replication stream
+				// from its position, as long as the socket takes it.
+				out = c.streamOut(out)
+			}
+			if len(out) == 0 {
+				c.returnAsync(out)
+				break
+			}
 			// A served blocked command's effects were fed by another
 			// client: they reach the AOF before its reply goes out.
 			l.srv.commitIfPending()
 			c.w.Buf = out
-			l.write(c)
+			ok := l.write(c)
 			c.w.Buf = nil
 			c.returnAsync(out)
 			c.updateMem()
+			if !ok || !replica {
+				break
+			}
 		}
 	}
 	if c.fd >= 0 && !c.blocked && len(c.qbuf) > 0 {
@@ -741,7 +755,7 @@ func (l *loop) cron(now time.Time) {
 		return
 	}
 	for _, c := range l.conns {
-		if !c.blocked && ms-c.lastIO.Load() > timeout*1000 {
+		if !c.blocked && ms-c.lastIO.Load() > timeout*1000 && c.replica.Load() == nil {
 			l.close(c)
 		}
 	}

@@ -76,7 +76,8 @@ func (s *Server) usedMemory() int64 {
 // output and the AOF buffer, which evicting keys cannot shrink (and which
 // evictions would grow, with the DELs they feed).
 func (s *Server) notCountedForEvict() int64 {
-	return s.mem.replicas.Load() + s.aofBuffer()
+	_, _, replicas := s.replMemory()
+	return s.mem.replicas.Load() + replicas + s.aofBuffer()
 }
 
 // evictUsed is the figure maxmemory is compared with.
@@ -423,9 +424,13 @@ func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *st
 	f("mem_fragmentation_ratio:%.2f", frag)
 	f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(used))
 	f("mem_not_counted_for_evict:%d", s.notCountedForEvict())
-	f("mem_replication_backlog:%d", mem.backlog.Load())
-	f("mem_total_replication_buffers:%d", mem.backlog.Load()+mem.replicas.Load())
-	f("mem_clients_slaves:%d", mem.replicas.Load())
+	// The backlog and the replicas share one replication buffer: what
+	// exceeds repl-backlog-size counts as the replicas' (Redis 7.0's
+	// getMemoryOverheadData).
+	replTotal, replBacklog, replReplicas := s.replMemory()
+	f("mem_replication_backlog:%d", replBacklog)
+	f("mem_total_replication_buffers:%d", replTotal)
+	f("mem_clients_slaves:%d", replReplicas+mem.replicas.Load())
 	f("mem_clients_normal:%d", mem.normal.Load())
 	f("mem_cluster_links:%d", s.clusterInfo(true))
 	f("mem_aof_buffer:%d", s.aofBuffer())

@@ -30,7 +30,9 @@ type pauseState struct {
 	typ atomic.Int32 // the pause in force (pauseOff: none): dispatch's fast path
 
 	mu        sync.Mutex
-	end       int64 // unix ms the pause ends
+	end       int64 // unix ms CLIENT PAUSE ends
+	client    int32 // CLIENT PAUSE's type
+	failover  int32 // FAILOVER's pause (writes, until it ends)
 	timer     *time.Timer
 	postponed map[*Client]struct{}
 }
@@ -42,17 +44,18 @@ func (s *Server) pauseClients(typ int32, end int64) {
 	p := &s.pause
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cur := p.typ.Load(); cur != pauseOff {
+	if cur := p.client; cur != pauseOff {
 		typ = max(typ, cur)
 		end = max(end, p.end)
 	}
 	if end < wallMs() {
-		s.unpauseLocked() // over already
+		p.client = pauseOff
+		s.updatePauseLocked() // over already
 		return
 	}
 	p.end = end
-	p.typ.Store(typ)
-	s.ks.ExpiryPaused.Store(true)
+	p.client = typ
+	s.updatePauseLocked()
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -60,12 +63,26 @@ func (s *Server) pauseClients(typ int32, end int64) {
 	p.timer = time.AfterFunc(max(d, 0), s.checkPauseTimeout)
 }
 
-// unpauseClients ends the pause and resumes the postponed clients.
+// unpauseClients ends CLIENT PAUSE and resumes the postponed clients
+// (unless another pause holds them).
 func (s *Server) unpauseClients() {
 	p := &s.pause
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s.unpauseLocked()
+}
+
+// pauseForFailover holds writes while FAILOVER waits for a replica to
+// catch up and hands over (PAUSE_DURING_FAILOVER), or stops holding them.
+func (s *Server) pauseForFailover(on bool) {
+	p := &s.pause
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failover = pauseOff
+	if on {
+		p.failover = pauseWrite
+	}
+	s.updatePauseLocked()
 }
 
 func (s *Server) unpauseLocked() {
@@ -74,11 +91,24 @@ func (s *Server) unpauseLocked() {
 		p.timer.Stop()
 		p.timer = nil
 	}
-	if p.typ.Load() == pauseOff {
+	p.client = pauseOff
+	s.updatePauseLocked()
+}
+
+// updatePauseLocked puts the most restrictive pause in force, and resumes
+// the postponed clients when it got less restrictive.
+func (s *Server) updatePauseLocked() {
+	p := &s.pause
+	typ := max(p.client, p.failover)
+	old := p.typ.Swap(typ)
+	if typ != pauseOff {
+		s.ks.ExpiryPaused.Store(true)
+	} else if s.repl.flags.Load()&replReadOnly == 0 {
+		s.ks.ExpiryPaused.Store(false)
+	}
+	if typ >= old {
 		return
 	}
-	p.typ.Store(pauseOff)
-	s.ks.ExpiryPaused.Store(false)
 	for c := range p.postponed {
 		delete(p.postponed, c)
 		c.unblock()
@@ -90,7 +120,7 @@ func (s *Server) checkPauseTimeout() {
 	p := &s.pause
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.typ.Load() != pauseOff && p.end < wallMs() {
+	if p.client != pauseOff && p.end < wallMs() {
 		s.unpauseLocked()
 	}
 }
@@ -110,9 +140,11 @@ func (c *Client) postponeIfPaused(cmd *Command, args [][]byte) bool {
 	switch cur := p.typ.Load(); {
 	case cur == pauseOff:
 		return false
-	case p.end < wallMs():
+	case p.client != pauseOff && p.end < wallMs():
 		s.unpauseLocked()
-		return false
+		if p.typ.Load() == pauseOff || p.typ.Load() == pauseWrite && !held {
+			return false
+		}
 	case cur == pauseWrite && !held:
 		return false
 	}

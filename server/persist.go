@@ -55,6 +55,7 @@ func (s *Server) wirePersistence() {
 	s.pe = persist.New(persistHost{s}, Version, func() { s.fatalExit() })
 	s.pe.SetInExec(func() bool { return s.execDepth.Load() > 0 })
 	s.pe.OnStateChange(s.gateUpdate)
+	s.pe.OnBgsaveDone(s.diskSyncDone) // replicas waiting for a file image
 	prev := s.cfg.OnChange
 	s.cfg.OnChange = func(name, value string) {
 		if prev != nil {
@@ -286,10 +287,12 @@ func (s *Server) LoadDataFile() error {
 	}
 	start := time.Now()
 	s.startLoading(int64(len(b)))
+	s.replLoadBegin()
 	if err := s.loadRDB(b); err != nil {
 		return err
 	}
 	s.Logf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	s.replLoadEnd()
 	return nil
 }
 
@@ -414,6 +417,7 @@ func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
 	keys := 0
 	h := &rdb.Handler{
 		Aux: func(k, v []byte) {
+			s.replLoadAux(string(k), string(v))
 			switch strings.ToLower(string(k)) {
 			case "redis-ver":
 				s.Logf("Loading RDB produced by version %s", v)
@@ -448,8 +452,12 @@ func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
 			if keyDelay > 0 {
 				time.Sleep(keyDelay)
 			}
-			if r.HasExpire && r.Expire < now {
+			if r.HasExpire && r.Expire < now && s.replLink() == nil {
+				// A master drops keys that expired while it was down, and
+				// its replicas learn of it from its backlog (a replica
+				// keeps them until its master deletes them).
 				ld.expiredKeys.Add(1)
+				s.replLoadExpired(r.DB, r.Key)
 				return nil
 			}
 			e := s.entryFromRDB(r.Value)
@@ -549,8 +557,12 @@ func (s *Server) infoPersistence(f func(format string, args ...any)) {
 	pi := s.pe.Info()
 	ld := &s.loading
 	loading := ld.on.Load()
-	f("loading:%d", b2i(loading))
-	f("async_loading:0")
+	// A replica loading its master's payload: loading, or async_loading
+	// while clients are served the old dataset (repl-diskless-load
+	// swapdb).
+	rl := s.repl.loading.Load()
+	f("loading:%d", b2i(loading || rl == loadingSync))
+	f("async_loading:%d", b2i(rl == loadingAsync))
 	cow, cowPeak, lastCOW := s.snapshotInfo()
 	f("current_cow_peak:%d", cowPeak)
 	f("current_cow_size:%d", cow)
@@ -559,7 +571,7 @@ func (s *Server) infoPersistence(f func(format string, args ...any)) {
 	f("current_save_keys_processed:%d", pi.KeysDone)
 	f("current_save_keys_total:%d", pi.KeysAll)
 	f("rdb_changes_since_last_save:%d", s.ks.Dirty())
-	f("rdb_bgsave_in_progress:%d", b2i(pi.BgsaveRunning || s.snapStats.replImages.Load() > 0))
+	f("rdb_bgsave_in_progress:%d", b2i(pi.BgsaveRunning || s.replSyncRunning()))
 	f("rdb_last_save_time:%d", s.LastSave())
 	f("rdb_last_bgsave_status:%s", okErr(pi.LastBgsaveOK))
 	f("rdb_last_bgsave_time_sec:%d", pi.LastBgsaveSec)
@@ -676,6 +688,7 @@ func (s *Server) shutdownSave(save, force bool) error {
 // now empty dataset is saved, as Redis does.
 func (s *Server) flushAllSave() {
 	s.pe.KillRDBChild()
+	s.abortReplSync()
 	if len(strings.Fields(s.cfg.Get("save"))) > 0 {
 		s.saveLocked()
 	}

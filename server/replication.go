@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bufio"
-	"errors"
-	"math/rand/v2"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -12,82 +10,85 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/store"
 )
 
-// Replication, master side, after Redis 7.0's replication.c and the
-// propagation rules of server.c's call()/propagatePendingCommands.
+// Replication, master side: the glue between the server and package
+// repl, after Redis 7.0's replication.c.
 //
-// A write command feeds the replication stream while it still holds the
-// locks of its keys (Client.run), so the stream carries each key's
-// changes in the order they were made. What a command feeds is decided
-// by the keyspace's change counters: a command that changed the shards
-// of its keys is propagated, rewritten where Redis rewrites it (relative
-// expiries as absolute ones, SPOP as SREM, blocking pops as their plain
-// forms...). The commands run by a transaction or a script are gathered
-// on the client and fed at its end, wrapped in MULTI/EXEC when there are
-// several. Expired and evicted keys are fed as DEL (or UNLINK).
-//
-// The stream goes into a ring buffer (the backlog, repl-backlog-size) and
-// to every replica that finished its full sync; a replica still loading
-// keeps what arrives in a buffer of its own.
+// The effects stream (effects.go) goes into one replication buffer that
+// the backlog and every replica share (repl.Master). A replica's
+// connection pulls its next bytes from its own position in that buffer
+// when its socket has room (streamOut), so a slow replica costs no copy
+// of the stream; its output limit is checked against what it still has
+// to read. Full syncs are fullsync.go, the replica side replica.go,
+// FAILOVER failover.go.
 
 // replState flags.
 const (
-	replFeed     = 1 << iota // the effects stream has a consumer (a backlog, the AOF): write commands emit
+	replFeed     = 1 << iota // a backlog exists: write commands feed the stream
 	replReadOnly             // this server is a replica: normal clients may not write
 )
 
 type replState struct {
 	flags atomic.Uint32
+	srv   *Server
+	// m is the stream's state; its lock guards it and the fields below
+	// marked "under m".
+	m     *repl.Master
+	waits []*waitReq // under m
+	good  atomic.Int64
+	conf  sync.Map // *Client -> *replconfInfo: what REPLCONF said before SYNC
 
-	mu       sync.Mutex
-	replid   string
-	replid2  string
-	offset2  int64 // second_repl_offset (-1: none)
-	offset   int64 // master_repl_offset
-	ring     []byte
-	ringPos  int   // where the next byte goes
-	histlen  int64 // bytes of history in ring
-	curDB    int   // database of the last command fed (-1: SELECT next)
-	buf      []byte
-	replicas []*replicaConn
-	syncWait []*syncWaiter // replicas whose full sync waits for another image to end
-	lastPing time.Time
-	noneAt   time.Time // when the last replica left (repl-backlog-ttl)
-	waits    []*waitReq
-	good     atomic.Int64 // min-replicas: replicas that acked within the lag, recounted by cron
-	conf     sync.Map     // *Client -> *replconfInfo: what REPLCONF said before SYNC
+	// Replica side (replica.go), under m: the link to the master, nil
+	// when a master; the master's client, kept while its state is
+	// cached; the cached master's replication id ("": none); the
+	// master's offset the link's read count starts at.
+	link     *repl.Link
+	mc       *Client
+	cachedID string
+	readBase int64
+	loading  atomic.Int32
+	// writtenKeys are keys clients wrote on a writable replica with an
+	// expiry: they expire here (replicaKeysCron). Under m.
+	writtenKeys map[dbKey]struct{}
 
-	link *replLink // replica side (replica.go), nil when a master
-	srv  *Server
+	// What the RDB loaded at start-up said of the replication stream.
+	loadID      string
+	loadOffset  int64
+	loadDB      int
+	loadFeeding bool
 
-	mem *memState // the server's accounting, for the backlog's size
+	fo repl.Failover
+
+	// startMu serializes starting full syncs to disk (a BGSAVE each).
+	startMu sync.Mutex
 }
 
-// replicaConn is a replica attached to this server.
+// replicaConn is the server's side of a replica: its client.
 type replicaConn struct {
-	c      *Client
-	online bool   // full sync done: fed directly
-	pend   []byte // stream fed while the RDB is being sent
-	port   int
-	ip     string
-	psync2 bool
-	eof    bool // takes a full sync's payload streamed ("capa eof")
-	// onlineOnAck: the streamed payload was sent; the replica goes online
-	// (gets the stream buffered in pend) at its first REPLCONF ACK.
-	onlineOnAck bool
-	ackOff      atomic.Int64
-	ackTime     atomic.Int64 // unix ms of the last REPLCONF ACK
+	*repl.Replica
+	c *Client
 }
+
+func (rc *replicaConn) name() string { return rc.Name() }
+
+// clientConn is a client as repl.Master drives a replica's connection.
+type clientConn struct{ c *Client }
+
+func (k clientConn) Deliver(b []byte) { k.c.deliver(b) }
+func (k clientConn) Signal()          { k.c.signal() }
+func (k clientConn) Kill()            { k.c.kill() }
+func (k clientConn) Queued() int64    { return k.c.outputMem() }
+func (k clientConn) Closing() bool    { return k.c.closeASAP.Load() }
 
 type waitReq struct {
-	c      *Client
-	off    int64
-	n      int64
-	done   bool
-	timer  *time.Timer
-	waiter *waiter
+	c     *Client
+	off   int64
+	n     int64
+	done  bool
+	timer *time.Timer
 }
 
 func init() {
@@ -104,10 +105,7 @@ func init() {
 func (s *Server) wireReplication() {
 	r := &s.repl
 	r.srv = s
-	r.replid = randomHex(40)
-	r.replid2 = strings.Repeat("0", 40)
-	r.offset2 = -1
-	r.curDB = -1
+	r.m = repl.NewMaster()
 	prevExp := s.ks.OnExpired
 	s.ks.OnExpired = func(db *store.DB, key []byte) {
 		if prevExp != nil {
@@ -115,6 +113,16 @@ func (s *Server) wireReplication() {
 		}
 		if s.repl.flags.Load()&replFeed != 0 {
 			s.replFeedDel(db.ID, key, "lazyfree-lazy-expire")
+		}
+	}
+	prevChange := s.cfg.OnChange
+	s.cfg.OnChange = func(name, value string) {
+		if prevChange != nil {
+			prevChange(name, value)
+		}
+		switch name {
+		case "repl-backlog-size":
+			r.m.Resize(s.backlogSize())
 		}
 	}
 	prevClose := s.onClientClose
@@ -133,13 +141,66 @@ func (s *Server) wireReplication() {
 	go s.replCron()
 }
 
-// replCron: PING to replicas every repl-ping-replica-period, the backlog
-// freed after repl-backlog-ttl without replicas, min-replicas counting,
-// and on a replica the ACK to the master every second.
+// lock and unlock take the stream's lock (effects.go feeds under it).
+func (r *replState) lock()   { r.m.Lock() }
+func (r *replState) unlock() { r.m.Unlock() }
+
+// updateFeed sets replFeed from whether the effects stream has a
+// consumer (a backlog, the AOF); under m.
+func (r *replState) updateFeed() {
+	if r.m.Backlog() != nil || r.srv.fx.aof.Load() {
+		r.flags.Or(replFeed)
+	} else {
+		r.flags.And(^uint32(replFeed))
+	}
+}
+
+// createBacklogLocked makes the backlog if there is none.
+func (r *replState) createBacklogLocked() {
+	r.m.CreateBacklogLocked(r.srv.backlogSize())
+	r.updateFeed()
+	r.srv.mem.backlog.Store(r.m.Backlog().Mem())
+}
+
+func (r *replState) freeBacklogLocked() {
+	r.m.FreeBacklogLocked()
+	r.updateFeed()
+	r.srv.mem.backlog.Store(0)
+}
+
+// writeLocked feeds raw stream bytes; selectLocked a SELECT when needed;
+// feedLocked one command (-1: any database).
+func (r *replState) writeLocked(b []byte) { r.m.WriteLocked(b, r.srv.replicaOverLimit) }
+func (r *replState) selectLocked(dbi int) { r.m.SelectLocked(dbi, r.srv.replicaOverLimit) }
+func (r *replState) offsetLocked() int64  { return r.m.Offset }
+func (r *replState) feedLocked(dbi int, args [][]byte) {
+	r.m.FeedLocked(dbi, r.srv.replicaOverLimit, args...)
+}
+
+// replicaOverLimit closes a replica over its output limit and reports
+// whether it was.
+func (s *Server) replicaOverLimit(rp *repl.Replica) bool {
+	cfg := s.cfg
+	if !rp.OverLimit(cfg.replLimit[0].Load(), cfg.replLimit[1].Load(), cfg.replLimit[2].Load(), s.backlogSize()) {
+		return false
+	}
+	if c := rp.Conn.(clientConn).c; !c.closeASAP.Load() {
+		s.Warnf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", c.infoLine())
+		c.kill()
+	}
+	return true
+}
+
+// replCron: every second, the link's ACK, PINGs to replicas every
+// repl-ping-replica-period, newlines to replicas waiting for their sync,
+// timed-out replicas, the backlog freed after repl-backlog-ttl without
+// replicas, min-replicas counting, FAILOVER's progress; every 100 ms,
+// full syncs whose replicas waited long enough.
 func (s *Server) replCron() {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	r := &s.repl
+	var ticks int
 	for {
 		select {
 		case <-s.stopCh:
@@ -147,98 +208,79 @@ func (s *Server) replCron() {
 			return
 		case <-t.C:
 		}
-		if l := s.replLink(); l != nil {
-			l.sendAck()
-			if !s.ks.ExpiryPaused.Load() && s.pause.typ.Load() == pauseOff {
-				s.ks.ExpiryPaused.Store(true) // replicas wait for their master's DELs
-			}
-		}
-		if r.flags.Load()&replFeed == 0 {
+		s.startPendingSync()
+		s.updateFailover()
+		if ticks++; ticks%10 != 0 {
 			continue
 		}
-		s.serveSyncWaiters()
-		r.mu.Lock()
-		now := time.Now()
-		period, _ := strconv.Atoi(s.cfg.Get("repl-ping-replica-period"))
-		mfPaused := s.cluster != nil && s.cluster.ManualFailoverPaused() // the replica waits for this offset
-		if len(r.replicas) > 0 && r.link == nil && !mfPaused && now.Sub(r.lastPing) >= time.Duration(max(period, 1))*time.Second {
-			r.lastPing = now
-			r.feedLocked(-1, [][]byte{[]byte("PING")})
-		}
-		if len(r.replicas) == 0 && len(r.syncWait) == 0 {
-			ttl, _ := strconv.Atoi(s.cfg.Get("repl-backlog-ttl"))
-			if ttl > 0 && now.Sub(r.noneAt) >= time.Duration(ttl)*time.Second && r.link == nil {
-				r.freeBacklogLocked()
-			}
-		}
-		r.mu.Unlock()
-		r.recountGood(s.cfg.minReplicasLag.Load())
+		// What runs here stops while DEBUG SLEEP (or anything holding the
+		// keyspace) does, as Redis's cron stops with its event loop.
+		s.ks.Lock.RLock(s.goSlot)
+		s.replicaCron()
+		s.masterCron(ticks / 10)
+		s.ks.Lock.RUnlock(s.goSlot)
+		r.good.Store(r.m.Good(s.cfg.minReplicasLag.Load()))
 	}
 }
 
-func (r *replState) recountGood(lag int64) {
-	r.mu.Lock()
-	now := time.Now().UnixMilli()
-	n := int64(0)
-	for _, rc := range r.replicas {
-		if rc.online && now-rc.ackTime.Load() <= lag*1000 {
-			n++
-		}
+// masterCron is replicationCron's master half; runs once a second.
+func (s *Server) masterCron(loops int) {
+	r := &s.repl
+	ttl, _ := strconv.Atoi(s.cfg.Get("repl-backlog-ttl"))
+	period, _ := strconv.Atoi(s.cfg.Get("repl-ping-replica-period"))
+	r.lock()
+	master := r.link == nil
+	// No PING while a cluster manual failover holds writes: the replica
+	// waits for this very offset.
+	mfPaused := s.cluster != nil && s.cluster.ManualFailoverPaused()
+	if master && r.m.NumReplicasLocked() > 0 && r.m.Backlog() != nil && loops%max(period, 1) == 0 && s.failoverState() == repl.FailoverNone && !mfPaused {
+		r.feedLocked(-1, bargs("PING"))
 	}
-	r.mu.Unlock()
-	r.good.Store(n)
+	a := r.m.CronLocked(s.replTimeout(), time.Duration(ttl)*time.Second, master)
+	r.updateFeed()
+	r.unlock()
+	// used_memory counts the replication buffer (the backlog and what
+	// replicas still have to read), as Redis counts its blocks.
+	total, _, _ := s.replMemory()
+	storeIfChanged(&s.mem.backlog, total)
+	for _, rp := range a.Newline {
+		rp.Conn.Deliver([]byte("\n"))
+	}
+	for _, l := range a.Logs {
+		s.Warnf("%s", l)
+	}
+	for _, rp := range a.Drop {
+		rp.Conn.Kill()
+	}
+}
+
+// replTimeout is repl-timeout.
+func (s *Server) replTimeout() time.Duration {
+	t, _ := strconv.Atoi(s.cfg.Get("repl-timeout"))
+	return time.Duration(max(t, 1)) * time.Second
 }
 
 // goodReplicas counts the replicas whose last ACK is within lag seconds.
 func (r *replState) goodReplicas(lag int64) int64 {
+	if r.flags.Load()&replReadOnly != 0 {
+		return 1 << 30 // min-replicas-to-write is a master's rule
+	}
 	if r.flags.Load()&replFeed == 0 {
 		return 0
 	}
-	r.recountGood(lag)
-	return r.good.Load()
+	n := r.m.Good(lag)
+	r.good.Store(n)
+	return n
 }
 
-func (r *replState) freeBacklogLocked() {
-	if r.mem != nil {
-		r.mem.backlog.Store(0)
-	}
-	r.ring = nil
-	r.ringPos, r.histlen = 0, 0
-	r.srv.updateEffectsLocked()
-}
-
-// createBacklogLocked makes the backlog if there is none.
-func (r *replState) createBacklogLocked(s *Server) {
-	if r.ring != nil {
-		return
-	}
-	size, _ := strconv.ParseInt(s.cfg.Get("repl-backlog-size"), 10, 64)
-	if size < 16*1024 {
-		size = 16 * 1024
-	}
-	r.ring = make([]byte, size)
-	r.mem = &s.mem
-	r.mem.backlog.Store(store.AllocSize(len(r.ring)))
-	r.ringPos, r.histlen = 0, 0
-	r.curDB = -1
-	r.noneAt = time.Now() // repl-backlog-ttl counts from here until a replica attaches
-	s.updateEffectsLocked()
+// backlogSize is repl-backlog-size.
+func (s *Server) backlogSize() int64 {
+	n, _ := strconv.ParseInt(s.cfg.Get("repl-backlog-size"), 10, 64)
+	return max(n, repl.MinBacklog)
 }
 
 // appendCmd encodes args as a RESP array.
-func appendCmd(b []byte, args [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
+func appendCmd(b []byte, args [][]byte) []byte { return repl.AppendCmd(b, args...) }
 
 func bargs(ss ...string) [][]byte {
 	out := make([][]byte, len(ss))
@@ -248,350 +290,142 @@ func bargs(ss ...string) [][]byte {
 	return out
 }
 
-// writeLocked appends raw stream bytes to the backlog and the replicas.
-func (r *replState) writeLocked(b []byte) {
-	if r.ring == nil {
-		return
+// streamOut appends to out the next bytes of the stream replica c may be
+// sent (its driver calls it when the socket has room).
+func (c *Client) streamOut(out []byte) []byte {
+	rc := c.replica.Load()
+	if rc == nil {
+		return out
 	}
-	r.offset += int64(len(b))
-	size := len(r.ring)
-	src := b
-	if len(src) > size {
-		src = src[len(src)-size:]
-	}
-	for len(src) > 0 {
-		n := copy(r.ring[r.ringPos:], src)
-		src = src[n:]
-		r.ringPos = (r.ringPos + n) % size
-	}
-	r.histlen = min(r.histlen+int64(len(b)), int64(size))
-	for _, rc := range r.replicas {
-		if rc.online {
-			rc.c.deliver(b)
-		} else {
-			rc.pend = append(rc.pend, b...)
-		}
-	}
+	return rc.Read(out, 64*1024)
 }
 
-// selectLocked feeds SELECT when dbi is not the stream's database.
-func (r *replState) selectLocked(dbi int) {
-	if dbi < 0 || dbi == r.curDB {
-		return
-	}
-	r.curDB = dbi
-	r.buf = appendCmd(r.buf[:0], bargs("SELECT", strconv.Itoa(dbi)))
-	r.writeLocked(r.buf)
-}
-
-// feedLocked feeds one command run in database dbi (-1: any).
-func (r *replState) feedLocked(dbi int, args [][]byte) {
-	r.selectLocked(dbi)
-	r.buf = appendCmd(r.buf[:0], args)
-	r.writeLocked(r.buf)
-}
-
-// replicaOf returns the replica record of client c, or nil.
-func (r *replState) replicaOf(c *Client) *replicaConn {
-	for _, rc := range r.replicas {
-		if rc.c == c {
-			return rc
-		}
-	}
-	return nil
-}
+// ---- replicas ----
 
 func (s *Server) replClientClosed(c *Client) {
 	r := &s.repl
 	r.conf.Delete(c)
-	r.mu.Lock()
-	for i, w := range r.syncWait {
-		if w.rc.c == c {
-			r.syncWait = append(r.syncWait[:i], r.syncWait[i+1:]...)
-			break
-		}
+	rc := c.replica.Load()
+	if rc == nil {
+		return
 	}
-	for i, rc := range r.replicas {
-		if rc.c == c {
-			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
-			if len(r.replicas) == 0 {
-				r.noneAt = time.Now()
-			}
-			s.Logf("Connection with replica %s:%d lost.", rc.ip, rc.port)
-			break
-		}
+	rp, useless := r.m.Remove(clientConn{c})
+	c.replica.Store(nil)
+	if rp != nil && r.m.State(rp) == repl.Online {
+		s.Logf("Connection with replica %s lost.", rp.Name())
 	}
-	r.mu.Unlock()
+	if useless && len(strings.Fields(s.cfg.Get("save"))) == 0 {
+		// No replica waits for the BGSAVE any more: it is of no use
+		// (unless save points make it worth finishing).
+		if fs := r.m.Running(); fs != nil {
+			fs.CancelSync()
+		}
+		go s.pe.KillRDBChild()
+	}
+	s.checkWaits()
 }
 
-// SYNC and PSYNC replid offset: a replica asks for the stream. Runs with
-// the keyspace held exclusively (lock_all), so the snapshot and the
-// offset it is taken at agree.
+// disconnectReplicas closes every replica's connection (they reconnect
+// and, with PSYNC, learn of a new replication id).
+func (s *Server) disconnectReplicas() {
+	r := &s.repl
+	r.lock()
+	rs := append([]*repl.Replica(nil), r.m.ReplicasLocked()...)
+	r.unlock()
+	for _, rp := range rs {
+		rp.Conn.Kill()
+	}
+}
+
+// SYNC and PSYNC replid offset [FAILOVER]: a replica asks for the stream.
+// Runs with the keyspace held exclusively (lock_all), so an image and the
+// offset it is cut at agree.
 func syncCommand(c *Client, args [][]byte) {
 	s := c.srv
 	r := &s.repl
-	if c.replMaster {
+	if c.replMaster || c.replica.Load() != nil {
+		return // ignored, as Redis ignores SYNC from a replica
+	}
+	psync := eq(args[0], "psync")
+	if psync && len(args) > 3 && eq(args[3], "failover") {
+		r.lock()
+		id := r.m.ID
+		r.unlock()
+		if !strings.EqualFold(string(args[1]), id) {
+			c.w.Error("ERR PSYNC FAILOVER replid must match my replid.")
+			return
+		}
+		s.promote()
+		s.Logf("MASTER MODE enabled (failover request from '%s')", c.infoLine())
+	}
+	if s.failoverState() != repl.FailoverNone {
+		c.w.Error("NOMASTERLINK Can't SYNC while failing over")
 		return
 	}
-	r.mu.Lock()
-	if r.replicaOf(c) != nil || r.syncWaiting(c) {
-		r.mu.Unlock()
-		return // already a replica: ignored, as Redis
-	}
-	if l := r.link; l != nil && l.state.Load() != linkConnected {
-		r.mu.Unlock()
+	if l := s.replLink(); l != nil && l.State() != repl.StateConnected {
 		c.w.Error("NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}
+	if len(c.w.Buf) > 0 || c.outputMem() > 0 {
+		c.w.Error("ERR SYNC and PSYNC are invalid with pending output")
+		return
+	}
 	rc := c.pendingReplica()
-	psync := eq(args[0], "psync")
-	if psync && r.ring != nil && r.link == nil {
+	s.Logf("Replica %s asks for synchronization", rc.Name())
+	if psync {
 		off, err := strconv.ParseInt(string(args[2]), 10, 64)
-		first := r.offset - r.histlen + 1
-		if err == nil && (string(args[1]) == r.replid || (string(args[1]) == r.replid2 && off <= r.offset2)) && off >= first && off <= r.offset+1 {
-			line := "+CONTINUE\r\n"
-			if rc.psync2 {
-				line = "+CONTINUE " + r.replid + "\r\n"
-			}
-			out := []byte(line)
-			out = append(out, r.backlogFrom(off)...)
-			rc.online = true
-			rc.ackTime.Store(time.Now().UnixMilli())
-			r.replicas = append(r.replicas, rc)
-			r.mu.Unlock()
-			c.deliver(out)
-			s.Logf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", c.addr, r.offset+1-off, off)
-			return
-		}
-	}
-	r.createBacklogLocked(s)
-	r.mu.Unlock()
-	s.Logf("Replica %s asks for synchronization", c.addr)
-	w := &syncWaiter{rc: rc, psync: psync}
-	img, err := s.cutImage(s.imageMetaUnlocked())
-	if err != nil {
-		// Another image is being written (a BGSAVE): this replica's
-		// starts when it ends (serveSyncWaiters), as Redis's replica
-		// waits for the next BGSAVE.
-		r.mu.Lock()
-		r.syncWait = append(r.syncWait, w)
-		r.mu.Unlock()
-		s.Logf("Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC")
-		return
-	}
-	s.startFullSync(img, []*syncWaiter{w})
-}
-
-// syncWaiter is a replica whose full sync has not started yet.
-type syncWaiter struct {
-	rc    *replicaConn
-	psync bool   // asked with PSYNC: +FULLRESYNC comes first
-	buf   []byte // the payload, for a replica that cannot take it streamed
-	gone  bool
-}
-
-func (r *replState) syncWaiting(c *Client) bool {
-	for _, w := range r.syncWait {
-		if w.rc.c == c {
-			return true
-		}
-	}
-	return false
-}
-
-// serveSyncWaiters starts the full sync of the replicas that wait for one,
-// if no other image is being written: one image for all of them.
-func (s *Server) serveSyncWaiters() {
-	r := &s.repl
-	r.mu.Lock()
-	n := len(r.syncWait)
-	r.mu.Unlock()
-	if n == 0 || s.ks.Snapshotting() {
-		return
-	}
-	go func() {
-		meta := s.imageMetaUnlocked()
-		s.ks.Lock.Lock()
-		defer s.ks.Lock.Unlock()
-		r.mu.Lock()
-		ws := r.syncWait
-		r.syncWait = nil
-		r.mu.Unlock()
-		if len(ws) == 0 {
-			return
-		}
-		img, err := s.cutImage(meta)
 		if err != nil {
-			r.mu.Lock()
-			r.syncWait = append(ws, r.syncWait...)
-			r.mu.Unlock()
+			s.Warnf("Replica %s asks for synchronization but with a wrong offset", rc.Name())
+			c.w.Error(errNotInt)
 			return
 		}
-		s.startFullSync(img, ws)
-	}()
-}
-
-// startFullSync attaches replicas ws to the stream at the offset of the
-// image img was just cut (the exclusive lock is held, so they agree) and
-// sends them the image in the background.
-func (s *Server) startFullSync(img *rdbImage, ws []*syncWaiter) {
-	r := &s.repl
-	r.mu.Lock()
-	r.createBacklogLocked(s) // the stream since the cut goes to the replicas through it
-	off := r.offset
-	r.curDB = -1
-	for _, w := range ws {
-		w.rc.ackTime.Store(time.Now().UnixMilli())
-		r.replicas = append(r.replicas, w.rc)
-		if w.psync {
-			w.rc.c.deliver([]byte("+FULLRESYNC " + r.replid + " " + strconv.FormatInt(off, 10) + "\r\n"))
+		d, line, sent := r.m.Continue(rc.Replica, string(args[1]), off)
+		if d.Continue {
+			r.m.SyncPartialOK.Add(1)
+			c.w.Buf = append(c.w.Buf, line...)
+			c.replica.Store(rc)
+			c.signal()
+			s.Logf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", rc.Name(), sent, off)
+			return
 		}
+		if d.Log != "" {
+			s.Logf("%s", d.Log)
+		}
+		if d.Warn != "" {
+			s.Warnf("%s", d.Warn)
+		}
+		if string(args[1]) != "?" {
+			r.m.SyncPartialErr.Add(1)
+		}
+	} else {
+		rc.PrePSYNC = true
 	}
-	r.mu.Unlock()
-	go s.sendImage(img, ws)
-}
-
-// replSyncBuffered is how much of the payload may wait in a replica's
-// output before the walk waits for the socket.
-const replSyncBuffered = 4 << 20
-
-// sendImage streams img to replicas ws as a full sync's payload: to a
-// replica that announced "capa eof" as a diskless master does,
-// "$EOF:<mark>\r\n<rdb><mark>", without ever holding the whole payload; to
-// another, "$<length>\r\n<rdb>" once the image is complete. Then each
-// replica gets the stream buffered since the cut and goes online.
-func (s *Server) sendImage(img *rdbImage, ws []*syncWaiter) {
-	defer img.Release() // the next image may be cut: replicas waiting for one get it
-	r := &s.repl
-	var mark [40]byte
-	const hexDigits = "0123456789abcdef"
-	for i := range mark {
-		mark[i] = hexDigits[rand.IntN(16)]
+	r.m.SyncFull.Add(1)
+	r.lock()
+	c.replica.Store(rc)
+	if r.m.AttachLocked(rc.Replica, s.backlogSize(), r.link != nil) {
+		s.Logf("Replication backlog created, my new replication IDs are '%s' and '%s'", r.m.ID, r.m.ID2)
 	}
-	for _, w := range ws {
-		if w.rc.eof {
-			w.rc.c.deliver([]byte("$EOF:" + string(mark[:]) + "\r\n"))
-		}
-	}
-	bw := bufio.NewWriterSize(&replSyncWriter{r: r, ws: ws}, 64<<10)
-	// rdb-key-save-delay applies here too, as it does to Redis's child
-	// whatever it writes to.
-	delayUs, _ := strconv.ParseInt(s.cfg.Get("rdb-key-save-delay"), 10, 64)
-	delay := time.Duration(delayUs) * time.Microsecond
-	s.snapStats.replImages.Add(1)
-	err := persist.WriteRDB(bw, img, persist.RDBOptions{
-		Version:  Version,
-		Checksum: s.cfg.Get("rdbchecksum") != "no",
-		Repl:     &persist.ReplAux{StreamDB: 0, ID: s.repl.replid, Offset: 0},
-		KeyDelay: func() time.Duration { return delay },
-	})
-	s.snapStats.replImages.Add(-1)
-	if err == nil {
-		err = bw.Flush()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, w := range ws {
-		c := w.rc.c
-		if w.gone || r.replicaOf(c) != w.rc {
-			continue
-		}
-		if err != nil {
-			s.Warnf("Sending the RDB to replica %s failed: %v", c.addr, err)
-			c.kill()
-			continue
-		}
-		s.Logf("Synchronization with replica %s succeeded", c.addr)
-		if w.rc.eof {
-			// The replica finds the end of a streamed payload by its
-			// mark at the end of what it read, so nothing may follow
-			// until it has loaded it: the stream since the cut is sent
-			// on its first REPLCONF ACK, as Redis does.
-			c.deliver(mark[:])
-			w.rc.onlineOnAck = true
-			continue
-		}
-		c.deliver(append([]byte("$"+strconv.Itoa(len(w.buf))+"\r\n"), w.buf...))
-		w.buf = nil
-		if len(w.rc.pend) > 0 {
-			c.deliver(w.rc.pend)
-		}
-		w.rc.pend = nil
-		w.rc.online = true
-	}
-}
-
-// replSyncWriter hands a full sync's payload to its replicas, waiting
-// while a replica's socket is behind; a replica that went away is
-// dropped, and when none is left the write fails (ending the walk).
-type replSyncWriter struct {
-	r  *replState
-	ws []*syncWaiter
-}
-
-func (t *replSyncWriter) Write(p []byte) (int, error) {
-	live := 0
-	for _, w := range t.ws {
-		if w.gone {
-			continue
-		}
-		if !w.rc.eof {
-			w.buf = append(w.buf, p...)
-			live++
-			continue
-		}
-		c := w.rc.c
-		c.deliver(p)
-		for {
-			t.r.mu.Lock()
-			w.gone = t.r.replicaOf(c) != w.rc
-			t.r.mu.Unlock()
-			if w.gone || c.closeASAP.Load() || c.outputMem() <= replSyncBuffered {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		if !w.gone {
-			live++
-		}
-	}
-	if live == 0 {
-		return 0, errors.New("no replica left")
-	}
-	return len(p), nil
+	r.updateFeed()
+	r.unlock()
+	s.queueFullSync(rc)
 }
 
 // pendingReplica is the replica record for c, from what REPLCONF said.
 func (c *Client) pendingReplica() *replicaConn {
-	rc := &replicaConn{c: c}
-	c.replicaOut.Store(true)
+	c.replicaOut.Store(true) // its output counts in mem_clients_slaves
+	rp := &repl.Replica{Conn: clientConn{c}, Addr: c.addr}
 	if h, _, err := net.SplitHostPort(c.addr); err == nil {
-		rc.ip = h
+		rp.IP = h
 	}
 	if v, ok := c.srv.repl.conf.Load(c); ok {
 		info := v.(*replconfInfo)
-		rc.port, rc.psync2, rc.eof = info.port, info.psync2, info.eof
+		rp.Port, rp.PSYNC2, rp.EOF = info.port, info.psync2, info.eof
 		if info.ip != "" {
-			rc.ip = info.ip
+			rp.IP = info.ip
 		}
 	}
-	return rc
-}
-
-// backlogFrom returns the backlog's bytes from offset off on.
-func (r *replState) backlogFrom(off int64) []byte {
-	n := int(r.offset + 1 - off)
-	if n <= 0 {
-		return nil
-	}
-	size := len(r.ring)
-	start := ((r.ringPos-n)%size + size) % size
-	out := make([]byte, 0, n)
-	if start+n <= size {
-		return append(out, r.ring[start:start+n]...)
-	}
-	out = append(out, r.ring[start:]...)
-	return append(out, r.ring[:n-(size-start)]...)
+	return &replicaConn{Replica: rp, c: c}
 }
 
 // replconfInfo is what a would-be replica said with REPLCONF before PSYNC.
@@ -613,46 +447,46 @@ func replconfCommand(c *Client, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		opt, val := args[i], args[i+1]
 		switch {
-		case eq(opt, "ack") || eq(opt, "fack"):
-			off, _ := strconv.ParseInt(string(val), 10, 64)
-			r.mu.Lock()
-			rc := r.replicaOf(c)
-			if rc != nil && rc.onlineOnAck {
-				// The replica loaded the streamed payload: the stream
-				// since the cut follows now.
-				rc.onlineOnAck = false
-				c.deliver(rc.pend)
-				rc.pend = nil
-				rc.online = true
-			}
-			r.mu.Unlock()
+		case eq(opt, "ack"):
+			rc := c.replica.Load()
 			if rc == nil {
 				return
 			}
-			if eq(opt, "ack") {
-				if off > rc.ackOff.Load() {
-					rc.ackOff.Store(off)
-				}
-				rc.ackTime.Store(time.Now().UnixMilli())
-				s.checkWaits()
-				if s.shutdownPending() && s.replicasInSync() {
-					s.finishShutdown()
-				}
+			off, err := strconv.ParseInt(string(val), 10, 64)
+			if err != nil {
+				return
+			}
+			if r.m.Ack(rc.Replica, off) {
+				// The replica loaded the streamed payload: the stream
+				// since the cut follows now.
+				s.Logf("Synchronization with replica %s succeeded", rc.Name())
+			}
+			if rc.Streaming() {
+				c.signal()
+			}
+			s.checkWaits()
+			s.updateFailover()
+			if s.shutdownPending() && s.replicasInSync() {
+				s.finishShutdown()
 			}
 			return // no reply to an ACK
 		case eq(opt, "getack"):
-			if l := s.replLink(); l != nil && c.replMaster {
-				l.sendAck()
+			if c.replMaster {
+				s.replicaSendAck()
 			}
 			return
 		case eq(opt, "listening-port"):
-			port, err := strconv.Atoi(string(val))
+			port, err := strconv.ParseInt(string(val), 10, 64)
 			if err != nil {
-				c.w.Error("ERR value is not an integer or out of range")
+				c.w.Error(errNotInt)
 				return
 			}
-			r.replconf(c).port = port
+			r.replconf(c).port = int(port)
 		case eq(opt, "ip-address"):
+			if len(val) >= 46 {
+				c.w.Error(fmt.Sprintf("ERR REPLCONF ip-address provided by replica instance is too long: %d bytes", len(val)))
+				return
+			}
 			r.replconf(c).ip = string(val)
 		case eq(opt, "capa"):
 			if eq(val, "psync2") {
@@ -660,7 +494,19 @@ func replconfCommand(c *Client, args [][]byte) {
 			} else if eq(val, "eof") {
 				r.replconf(c).eof = true
 			}
-		case eq(opt, "rdb-only"), eq(opt, "rdb-filter-only"):
+		case eq(opt, "rdb-only"):
+			n, err := strconv.ParseInt(string(val), 10, 64)
+			if err != nil || n < 0 || n > 1 {
+				c.w.Error("ERR value is out of range, must be positive")
+				return
+			}
+		case eq(opt, "rdb-filter-only"):
+			for _, f := range splitArgs(string(val)) {
+				if !strings.EqualFold(f, "functions") {
+					c.w.Error("ERR Unsupported rdb-filter-only option: " + f)
+					return
+				}
+			}
 		default:
 			c.w.Error("ERR Unrecognized REPLCONF option: " + string(opt))
 			return
@@ -674,56 +520,80 @@ func (r *replState) replconf(c *Client) *replconfInfo {
 	return v.(*replconfInfo)
 }
 
+// replicaExec runs a command a replica sent on its replication link. A
+// replica may not touch the keyspace, and its connection carries the
+// stream: a command that replies drops it (Redis's "Replica generated a
+// reply").
+func (c *Client) replicaExec(args [][]byte) {
+	cmd := lookupCommand(args[0])
+	if cmd != nil && cmd.sub != nil && len(args) >= 2 {
+		if sub := cmd.lookupSub(args[1]); sub != nil {
+			cmd = sub
+		}
+	}
+	if cmd != nil && cmd.flags&(flagWrite|flagReadonly|flagMayReplicate) != 0 {
+		c.rejectCmd(cmd, "ERR Replica can't interact with the keyspace")
+	} else {
+		c.dispatch(args)
+	}
+	if len(c.w.Buf) == 0 {
+		return
+	}
+	name := "<unknown>"
+	if cmd != nil {
+		name = cmd.Name
+	}
+	if c.w.Buf[0] == '-' {
+		msg := strings.TrimRight(string(c.w.Buf[1:]), "\r\n")
+		c.srv.Warnf("== CRITICAL == This master is sending an error to its replica: '%s' after processing the command '<unknown>'", msg)
+	}
+	c.srv.Warnf("Replica generated a reply to command '%s', disconnecting it: %s", name, c.infoLine())
+	c.w.Buf = c.w.Buf[:0]
+	c.kill()
+}
+
+// ---- WAIT ----
+
 // checkWaits answers the WAIT clients whose offset enough replicas acked.
 func (s *Server) checkWaits() {
 	r := &s.repl
-	r.mu.Lock()
+	r.lock()
 	if len(r.waits) == 0 {
-		r.mu.Unlock()
+		r.unlock()
 		return
 	}
 	keep := r.waits[:0]
 	var done []*waitReq
 	for _, wr := range r.waits {
-		if r.ackedLocked(wr.off) >= wr.n {
+		if r.m.AckedLocked(wr.off) >= wr.n {
 			done = append(done, wr)
 		} else {
 			keep = append(keep, wr)
 		}
 	}
 	r.waits = keep
-	r.mu.Unlock()
+	r.unlock()
 	for _, wr := range done {
 		s.finishWait(wr)
 	}
 }
 
-func (r *replState) ackedLocked(off int64) int64 {
-	n := int64(0)
-	for _, rc := range r.replicas {
-		if rc.online && rc.ackOff.Load() >= off {
-			n++
-		}
-	}
-	return n
-}
-
 func (s *Server) finishWait(wr *waitReq) {
 	r := &s.repl
-	r.mu.Lock()
+	r.lock()
 	if wr.done {
-		r.mu.Unlock()
+		r.unlock()
 		return
 	}
 	wr.done = true
-	n := r.ackedLocked(wr.off)
+	n := r.m.AckedLocked(wr.off)
 	for i, x := range r.waits {
 		if x == wr {
 			r.waits = append(r.waits[:i], r.waits[i+1:]...)
 			break
 		}
 	}
-	r.mu.Unlock()
+	r.unlock()
 	if wr.timer != nil {
 		wr.timer.Stop()
 	}
@@ -741,28 +611,33 @@ func (s *Server) finishWait(wr *waitReq) {
 func (c *Client) waitReplicas(numreplicas, timeout int64) bool {
 	s := c.srv
 	r := &s.repl
-	r.mu.Lock()
-	if len(r.replicas) == 0 && r.ring == nil {
-		r.mu.Unlock()
+	r.lock()
+	if r.m.NumReplicasLocked() == 0 && r.m.Backlog() == nil {
+		r.unlock()
 		return false
 	}
-	acked := r.ackedLocked(c.woff)
+	acked := r.m.AckedLocked(c.woff)
 	if acked >= numreplicas || !c.canBlock() {
-		r.mu.Unlock()
+		r.unlock()
 		c.w.Int(acked)
 		return true
 	}
 	wr := &waitReq{c: c, off: c.woff, n: numreplicas}
 	r.waits = append(r.waits, wr)
-	// Ask the replicas for an ACK now.
-	r.feedLocked(-1, bargs("REPLCONF", "GETACK", "*"))
-	r.mu.Unlock()
+	// Ask the replicas for an ACK now (unless writes are paused: the
+	// GETACK would change the offsets a paused failover compares).
+	if s.pause.typ.Load() == pauseOff {
+		r.feedLocked(-1, bargs("REPLCONF", "GETACK", "*"))
+	}
+	r.unlock()
 	c.blockWith(nil, blockList, 0, nil, []byte(":0\r\n"))
 	if timeout > 0 {
 		wr.timer = time.AfterFunc(time.Duration(timeout)*time.Millisecond, func() { s.finishWait(wr) })
 	}
 	return true
 }
+
+// ---- ROLE and INFO ----
 
 // roleCommand is ROLE.
 func roleCommand(c *Client, _ [][]byte) {
@@ -771,136 +646,58 @@ func roleCommand(c *Client, _ [][]byte) {
 	if l := s.replLink(); l != nil {
 		c.w.Array(5)
 		c.w.BulkString("slave")
-		c.w.BulkString(l.host)
-		c.w.Int(int64(l.port))
-		c.w.BulkString(l.roleState())
-		c.w.Int(l.offset.Load())
+		c.w.BulkString(l.Host)
+		c.w.Int(int64(l.Port))
+		state := l.State().RoleName()
+		if r.loading.Load() != loadingNone {
+			state = "sync"
+		}
+		c.w.BulkString(state)
+		off := int64(-1)
+		if l.State() == repl.StateConnected {
+			off = s.replicaOffset()
+		}
+		c.w.Int(off)
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.lock()
+	defer r.unlock()
 	c.w.Array(3)
 	c.w.BulkString("master")
-	c.w.Int(r.offset)
-	n := 0
-	for _, rc := range r.replicas {
-		if rc.online {
-			n++
-		}
-	}
-	c.w.Array(n)
-	for _, rc := range r.replicas {
-		if rc.online {
-			c.w.Array(3)
-			c.w.BulkString(rc.ip)
-			c.w.BulkString(strconv.Itoa(rc.port))
-			c.w.BulkString(strconv.FormatInt(rc.ackOff.Load(), 10))
-		}
+	c.w.Int(r.m.Offset)
+	online := r.m.OnlineLocked()
+	c.w.Array(len(online))
+	for _, rp := range online {
+		c.w.Array(3)
+		c.w.BulkString(rp.IP)
+		c.w.BulkString(strconv.Itoa(rp.Port))
+		c.w.BulkString(strconv.FormatInt(rp.AckOffset(), 10))
 	}
 }
 
 // infoReplication writes INFO's replication section.
 func (s *Server) infoReplication(f func(format string, args ...any)) {
 	r := &s.repl
-	l := s.replLink()
-	if l != nil {
-		f("role:slave")
-		f("master_host:%s", l.host)
-		f("master_port:%d", l.port)
-		up := l.state.Load() == linkConnected
-		if up {
-			f("master_link_status:up")
-		} else {
-			f("master_link_status:down")
-		}
-		last := int64(-1)
-		if t := l.lastIO.Load(); t != 0 {
-			last = (time.Now().UnixMilli() - t) / 1000
-		}
-		f("master_last_io_seconds_ago:%d", last)
-		syncing := l.state.Load() == linkTransfer
-		f("master_sync_in_progress:%d", b2i(syncing))
-		f("slave_read_repl_offset:%d", l.offset.Load())
-		f("slave_repl_offset:%d", l.offset.Load())
-		if syncing {
-			f("master_sync_total_bytes:%d", l.syncTotal.Load())
-			f("master_sync_read_bytes:%d", l.syncRead.Load())
-			f("master_sync_left_bytes:%d", l.syncTotal.Load()-l.syncRead.Load())
-			f("master_sync_perc:0.00")
-			f("master_sync_last_io_seconds_ago:0")
-		}
-		if !up {
-			since := int64(-1)
-			if t := l.downSince.Load(); t != 0 {
-				since = (time.Now().UnixMilli() - t) / 1000
-			}
-			f("master_link_down_since_seconds:%d", since)
-		}
-		f("slave_priority:%s", s.cfg.Get("replica-priority"))
-		f("slave_read_only:%d", b2i(s.cfg.Get("replica-read-only") == "yes"))
-		f("replica_announced:1")
+	if l := s.replLink(); l != nil {
+		s.infoReplica(f, l)
 	} else {
 		f("role:master")
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f("connected_slaves:%d", len(r.replicas)+len(r.syncWait))
-	now := time.Now().UnixMilli()
-	for i, rc := range r.replicas {
-		// Redis's names: wait_bgsave while its payload is produced
-		// (streamed, as by a diskless master), online once sent.
-		state := "wait_bgsave"
-		if rc.online || rc.onlineOnAck {
-			state = "online"
-		}
-		f("slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d", i, rc.ip, rc.port, state, rc.ackOff.Load(), (now-rc.ackTime.Load())/1000)
-	}
-	for i, w := range r.syncWait {
-		// Waiting for another snapshot to end before its own starts.
-		f("slave%d:ip=%s,port=%d,state=wait_bgsave,offset=0,lag=0", len(r.replicas)+i, w.rc.ip, w.rc.port)
-	}
-	f("master_failover_state:no-failover")
-	f("master_replid:%s", r.replid)
-	f("master_replid2:%s", r.replid2)
-	off := r.offset
-	if l != nil && r.ring == nil {
-		off = l.offset.Load()
-	}
-	f("master_repl_offset:%d", off)
-	f("second_repl_offset:%d", r.offset2)
-	f("repl_backlog_active:%d", b2i(r.ring != nil))
-	f("repl_backlog_size:%s", s.cfg.Get("repl-backlog-size"))
-	first := int64(0)
-	if r.ring != nil {
-		first = r.offset - r.histlen + 1
-	}
-	f("repl_backlog_first_byte_offset:%d", first)
-	f("repl_backlog_histlen:%d", r.histlen)
+	good := s.cfg.minReplicas.Load() != 0 && s.cfg.minReplicasLag.Load() != 0
+	fo := s.failoverState()
+	r.lock()
+	defer r.unlock()
+	r.m.InfoLocked(f, r.good.Load(), good, fo, s.backlogSize())
 }
 
-// replBufferMemory is INFO's mem_total_replication_buffers: the backlog's
-// history and what replicas have not been sent yet.
-func (s *Server) replBufferMemory() int64 {
-	r := &s.repl
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := r.histlen
-	for _, rc := range r.replicas {
-		n += int64(len(rc.pend)) + rc.c.outputMem()
-	}
-	return n
+// replMemory returns the replication buffer's memory: in all (INFO's
+// mem_total_replication_buffers), the backlog's share
+// (mem_replication_backlog) and the replicas' share (counted in
+// mem_clients_slaves).
+func (s *Server) replMemory() (total, backlog, replicas int64) {
+	return s.repl.m.Memory(s.backlogSize())
 }
 
-// backlogMemory is INFO's mem_replication_backlog.
-func (s *Server) backlogMemory() int {
-	r := &s.repl
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.ring)
-}
-
-// readOnlyReplica refuses a write from a normal client on a read-only
-// replica; it reports whether it did.
 // readOnlyReplicaFor reports whether writes by c are refused because this
 // server is a read-only replica (c is not its master's stream).
 func (s *Server) readOnlyReplicaFor(c *Client) bool {
@@ -915,7 +712,7 @@ func (c *Client) staleReplica(cmd *Command) bool {
 	if c.replMaster || c.srv.cfg.Get("replica-serve-stale-data") != "no" {
 		return false
 	}
-	if l := c.srv.replLink(); l == nil || l.state.Load() == linkConnected {
+	if l := c.srv.replLink(); l == nil || l.State() == repl.StateConnected {
 		return false
 	}
 	if cmd.flags&flagStale != 0 && (cmd.Name != "exec" || !c.txQueuedWithout(flagStale)) {
@@ -925,6 +722,8 @@ func (c *Client) staleReplica(cmd *Command) bool {
 	return true
 }
 
+// readOnlyReplica refuses a write from a normal client on a read-only
+// replica; it reports whether it did.
 func (c *Client) readOnlyReplica(cmd *Command) bool {
 	if c.replMaster || c.srv.cfg.Get("replica-read-only") != "yes" {
 		return false
@@ -934,4 +733,129 @@ func (c *Client) readOnlyReplica(cmd *Command) bool {
 	}
 	c.rejectCmd(cmd, "READONLY You can't write against a read only replica.")
 	return true
+}
+
+// changeReplID starts a new replication history (DEBUG CHANGE-REPL-ID).
+func (s *Server) changeReplID() {
+	r := &s.repl
+	r.lock()
+	r.m.NewHistoryLocked()
+	r.unlock()
+}
+
+// replicateRaw feeds a command to the replicas as it is (DEBUG REPLICATE).
+func (s *Server) replicateRaw(args [][]byte) {
+	r := &s.repl
+	r.lock()
+	if r.link == nil {
+		r.writeLocked(appendCmd(nil, args))
+	}
+	r.unlock()
+}
+
+// ---- the replication AUX fields of RDB files ----
+
+// replSaveInfo returns the replication AUX fields for an RDB cut now (the
+// exclusive lock is held), nil when this server is in no replication
+// chain (rdbPopulateSaveInfo): the stream's id, its offset, and the
+// database its last command was in, so a server restarted from the file
+// can continue the stream (as a master, with replicas; as a replica, with
+// its master).
+func (s *Server) replSaveInfo() *persist.ReplAux {
+	r := &s.repl
+	r.lock()
+	defer r.unlock()
+	switch {
+	case r.link == nil && r.m.Backlog() != nil:
+		return &persist.ReplAux{ID: r.m.ID, Offset: r.m.Offset, StreamDB: max(r.m.SelectedDB(), 0)}
+	case r.link != nil && (r.mc != nil || r.cachedID != ""):
+		db := 0
+		if r.mc != nil {
+			db = r.mc.dbi
+		}
+		return &persist.ReplAux{ID: r.m.ID, Offset: r.m.Offset, StreamDB: db}
+	}
+	return nil
+}
+
+// replLoadBegin prepares loading the RDB at start-up: a master makes a
+// backlog, where the keys found expired go as DELs.
+func (s *Server) replLoadBegin() {
+	r := &s.repl
+	r.lock()
+	r.loadID, r.loadOffset, r.loadDB = "", -1, -1
+	if r.link == nil {
+		r.m.RebaseLocked(0, s.backlogSize())
+		r.updateFeed()
+		r.loadFeeding = true
+	}
+	r.unlock()
+}
+
+// replLoadAux notes a replication AUX field of the RDB being loaded. The
+// AUX fields come before the keys: a master's backlog is placed at the
+// file's offset at once, so the DELs of expired keys follow it.
+func (s *Server) replLoadAux(k, v string) {
+	r := &s.repl
+	r.lock()
+	defer r.unlock()
+	switch strings.ToLower(k) {
+	case "repl-id":
+		if len(v) == repl.IDLen {
+			r.loadID = v
+		}
+	case "repl-offset":
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			r.loadOffset = n
+			if b := r.m.Backlog(); r.loadFeeding && b != nil && b.Histlen() == 0 {
+				r.m.RebaseLocked(n, s.backlogSize())
+			}
+		}
+	case "repl-stream-db":
+		if n, err := strconv.Atoi(v); err == nil {
+			r.loadDB = n
+		}
+	}
+}
+
+// replLoadExpired feeds the deletion of a key found expired at load.
+func (s *Server) replLoadExpired(dbi int, key []byte) {
+	r := &s.repl
+	r.lock()
+	if r.loadFeeding && r.m.Backlog() != nil {
+		cmd := "DEL"
+		if s.cfg.Get("lazyfree-lazy-expire") == "yes" {
+			cmd = "UNLINK"
+		}
+		r.feedLocked(dbi, [][]byte{[]byte(cmd), key})
+	}
+	r.unlock()
+}
+
+// replLoadEnd applies what the RDB said of the replication stream
+// (loadDataFromDisk): a replica continues it as its cached master; a
+// master keeps it as its second id, so its replicas may continue, with
+// the backlog of what expired meanwhile. Without it a master drops the
+// backlog.
+func (s *Server) replLoadEnd() {
+	r := &s.repl
+	r.lock()
+	defer r.unlock()
+	r.loadFeeding = false
+	valid := r.loadID != "" && r.loadOffset >= 0 && r.loadDB >= 0
+	switch {
+	case valid && r.link != nil:
+		r.m.ID = r.loadID
+		r.m.Offset = r.loadOffset
+		r.cachedID = r.loadID
+		mc := &Client{srv: s, slot: s.goSlot, fd: -1, authed: true, replMaster: true, created: time.Now(), dbi: min(r.loadDB, s.ks.NumDBs()-1)}
+		mc.w.Proto = 2
+		r.mc = mc
+	case valid:
+		r.m.ID2 = r.loadID
+		r.m.Offset2 = r.loadOffset + 1
+	case r.link == nil:
+		r.freeBacklogLocked()
+		r.m.Offset = 0
+	}
 }

@@ -259,6 +259,7 @@ func killReplicaLinks(t *testing.T, addr string) {
 }
 
 func TestReplicationRedisMasterSluiceReplica(t *testing.T) {
+	t.Chdir(t.TempDir()) // disk-based full syncs write dump.rdb here
 	maddr := redistest.StartRedis(t, "--repl-diskless-sync-delay", "0", "--dir", t.TempDir())
 	replSeed(t, maddr)
 	h, p := hostPort(maddr)
@@ -306,6 +307,7 @@ func TestReplicationRedisMasterSluiceReplica(t *testing.T) {
 }
 
 func TestReplicationSluiceToSluice(t *testing.T) {
+	t.Chdir(t.TempDir()) // disk-based full syncs write dump.rdb here
 	_, maddr := redistest.StartSluice(t)
 	replSeed(t, maddr)
 	_, saddr := redistest.StartSluice(t)
@@ -379,6 +381,7 @@ func TestReplicationSluiceToSluice(t *testing.T) {
 
 // bind-source-addr is the address a replica connects to its master from.
 func TestReplicaBindSourceAddr(t *testing.T) {
+	t.Chdir(t.TempDir()) // disk-based full syncs write dump.rdb here
 	_, maddr := redistest.StartSluice(t)
 	_, saddr := redistest.StartSluice(t, "bind-source-addr", "127.0.0.2")
 	h, p := hostPort(maddr)

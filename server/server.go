@@ -368,7 +368,7 @@ func (s *Server) cron() {
 		s.mu.Lock()
 		for _, c := range s.clients {
 			// Event-loop clients are timed out by their own loop.
-			if c.slot == s.goSlot && !c.blockedFlag.Load() && now-c.lastIO.Load() > timeout*1000 {
+			if c.slot == s.goSlot && !c.blockedFlag.Load() && now-c.lastIO.Load() > timeout*1000 && !c.replMaster && c.replica.Load() == nil {
 				c.kill()
 			}
 		}
@@ -447,6 +447,14 @@ func (s *Server) Stop() {
 			c.kill()
 		}
 		s.mu.Unlock()
+		// A replica's link ends before Stop returns: a load under way
+		// must not write its file after the server is gone.
+		s.repl.lock()
+		link := s.repl.link
+		s.repl.unlock()
+		if link != nil {
+			link.Stop()
+		}
 		s.wg.Wait()
 		s.pe.Close()
 		close(s.done)

@@ -119,10 +119,14 @@ func TestInfoMatchesRedisFields(t *testing.T) {
 }
 
 // buildServer compiles cmd/sluice-server into a temporary directory.
+// packageDir is the package's directory, where the tests start.
+var packageDir, _ = os.Getwd()
+
 func buildServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sluice-server")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/sluicedb/sluice/cmd/sluice-server")
+	cmd.Dir = packageDir // a test's CONFIG SET dir may have moved the working directory
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,12 +1,13 @@
 package server
 
 import (
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluicedb/sluice/repl"
 )
 
 // Shutdown, after Redis 7.0's prepareForShutdown and finishShutdown: with
@@ -158,10 +159,10 @@ func (s *Server) prepareShutdown(save, nosave, now, force bool, by *Client) (wai
 // stream (isReadyToShutdown).
 func (s *Server) replicasInSync() bool {
 	r := &s.repl
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rc := range r.replicas {
-		if rc.ackOff.Load() != r.offset {
+	r.lock()
+	defer r.unlock()
+	for _, rp := range r.m.ReplicasLocked() {
+		if rp.AckOffset() != r.m.Offset {
 			return false
 		}
 	}
@@ -171,11 +172,11 @@ func (s *Server) replicasInSync() bool {
 // sendGetack asks the replicas for an acknowledgement now.
 func (s *Server) sendGetack() {
 	r := &s.repl
-	r.mu.Lock()
-	if len(r.replicas) > 0 {
+	r.lock()
+	if len(r.m.ReplicasLocked()) > 0 {
 		r.feedLocked(-1, bargs("REPLCONF", "GETACK", "*"))
 	}
-	r.mu.Unlock()
+	r.unlock()
 }
 
 // finishShutdown logs the replicas' state, runs the persistence steps and
@@ -190,20 +191,20 @@ func (s *Server) finishShutdown() error {
 	sd.finishing = true
 	sd.mu.Unlock()
 	r := &s.repl
-	r.mu.Lock()
-	n, lagging := len(r.replicas), 0
+	r.lock()
+	n, lagging := len(r.m.ReplicasLocked()), 0
 	now := time.Now().UnixMilli()
-	for _, rc := range r.replicas {
-		if ack := rc.ackOff.Load(); ack != r.offset {
+	for _, rp := range r.m.ReplicasLocked() {
+		if ack := rp.AckOffset(); ack != r.m.Offset {
 			lagging++
-			lag, state := int64(0), "wait_bgsave"
-			if rc.online {
-				lag, state = (now-rc.ackTime.Load())/1000, "online"
+			lag, state := int64(0), r.m.StateLocked(rp)
+			if state == repl.Online {
+				lag = (now - rp.AckTime()) / 1000
 			}
-			s.Warnf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.", net.JoinHostPort(rc.ip, strconv.Itoa(rc.port)), r.offset-ack, lag, state)
+			s.Warnf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.", rp.Name(), r.m.Offset-ack, lag, state)
 		}
 	}
-	r.mu.Unlock()
+	r.unlock()
 	if n > 0 {
 		s.Logf("%d of %d replicas are in sync when shutting down.", n-lagging, n)
 	}

@@ -101,7 +101,7 @@ func (img *rdbImage) Release() {
 func (img *rdbImage) walkDone() {
 	s := img.s
 	s.snapStats.lastCOW.Store(img.sn.COWPeak())
-	go s.serveSyncWaiters()
+	go s.startPendingSync()
 }
 
 // eachSink adapts Each's callback to the store's snapshot sink.
@@ -121,10 +121,6 @@ func (k *eachSink) Records(b []byte, n int) error { return k.fn(k.db, k.size, k.
 // snapStats are INFO's figures for snapshots.
 type snapStats struct {
 	lastCOW atomic.Int64 // the last walk's peak copy-on-write (rdb_last_cow_size)
-	// replImages counts the images being sent to replicas: INFO reports
-	// rdb_bgsave_in_progress for them too, as Redis does for its RDB
-	// child whatever it writes to.
-	replImages atomic.Int64
 }
 
 // imageMetaUnlocked is what an image records besides its keys and the
@@ -160,6 +156,7 @@ func (s *Server) cutImage(meta persist.ImageMeta) (*rdbImage, error) {
 // metaAtCut completes meta with what is read at the cut (exclusive lock).
 func (s *Server) metaAtCut(meta persist.ImageMeta) persist.ImageMeta {
 	meta.Dirty = s.ks.DirtyTotal()
+	meta.Repl = s.replSaveInfo()
 	for _, l := range s.lua.eng.Libraries() {
 		meta.Functions = append(meta.Functions, []byte(l.Code))
 	}

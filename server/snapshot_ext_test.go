@@ -535,6 +535,7 @@ func TestReplicationFullSyncDuringWrites(t *testing.T) {
 // A replica that does not announce "capa eof" (an old one, or a tool that
 // sends a bare SYNC) gets the payload with its length first.
 func TestSyncWithoutEOFCapa(t *testing.T) {
+	t.Chdir(t.TempDir()) // its payload is a BGSAVE's dump.rdb, as Redis sends it
 	_, addr := redistest.StartSluice(t)
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: addr})

@@ -413,6 +413,7 @@ func TestTLSPortSwitch(t *testing.T) {
 // TestTLSReplication replicates over TLS between Sluice and redis-server,
 // both ways, and between two Sluices.
 func TestTLSReplication(t *testing.T) {
+	t.Chdir(t.TempDir()) // a master's full sync may write dump.rdb here
 	ctx := context.Background()
 	c := testTLSCerts(t)
 	for _, tc := range []struct{ master, replica string }{{"sluice", "redis"}, {"redis", "sluice"}, {"sluice", "sluice"}} {

@@ -30,7 +30,10 @@ type shard struct {
 	// INFO rdb_changes_since_last_save); per shard so writers on different
 	// shards never share it.
 	dirty atomic.Uint64
-	_     [8]byte
+	// master is set while a replica's master stream holds the shard's
+	// lock (SetMasterView): its commands see keys past their expiry.
+	master bool
+	_      [7]byte
 }
 
 // DB is one numbered database.
@@ -80,6 +83,35 @@ type Keyspace struct {
 	oldestEpoch atomic.Uint32
 
 	acct *Acct // the bytes the keys and values take (mem.go)
+
+	masterAll atomic.Bool // SetMasterViewAll
+}
+
+// On a replica, keys expire when the master says so (its DEL). Until
+// then a key past its expiry reads as absent to clients but is still
+// there for the master's stream: an INCR of it from the master changes
+// the value the master has, not a new key (Redis's expireIfNeeded for
+// server.master). The master's commands run with the master view on
+// the shards they lock, or on the whole keyspace under the exclusive lock.
+
+// SetMasterView turns the master view on or off for shard i; the shard's
+// lock must be held.
+func (db *DB) SetMasterView(i int, on bool) { db.shards[i].master = on }
+
+// SetMasterViewAll turns the master view on or off for every shard; the
+// exclusive lock must be held.
+func (ks *Keyspace) SetMasterViewAll(on bool) { ks.masterAll.Store(on) }
+
+// SetMasterViewSet turns the master view on or off for the shards of a
+// set, whose locks are held.
+func (s *ShardSet) SetMasterView(db *DB, on bool) {
+	for w, word := range s {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			db.shards[w<<6|b].master = on
+			word &= word - 1
+		}
+	}
 }
 
 // Dirty returns the number of key changes (DB.Modified calls) since the
@@ -134,6 +166,23 @@ func (ks *Keyspace) Swap(a, b int) {
 	}
 }
 
+// SwapDatabases exchanges the databases of ks and other, which has as
+// many (a replica's dataset loaded aside replacing the old one). Both
+// keyspaces must be held exclusively.
+func (ks *Keyspace) SwapDatabases(other *Keyspace) {
+	a, b := *ks.dbs.Load(), *other.dbs.Load()
+	for i := range a {
+		a[i].ks, b[i].ks = other, ks
+	}
+	ks.dbs.Store(&b)
+	other.dbs.Store(&a)
+	if ks.OnFlush != nil {
+		for _, db := range b {
+			ks.OnFlush(db)
+		}
+	}
+}
+
 // LockShard locks the shard of key. Callers that lock several shards lock
 // them in ascending index order (see ShardSet).
 func (db *DB) LockShard(i int)   { lockSpin(&db.shards[i].mu) }
@@ -144,6 +193,9 @@ func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
 func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
 	if !e.vol || s.vol[string(key)] > now || db.ks.Loading.Load() {
 		return false
+	}
+	if s.master || db.ks.masterAll.Load() {
+		return false // the master's stream: present until the master deletes it
 	}
 	if db.ks.ExpiryPaused.Load() {
 		return true // logically expired, removed once the pause ends
@@ -219,7 +271,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	if old != nil {
 		db.preChange(s, key, old)
 		db.detach(key, old)
-		if keepTTL && old.vol && db.ks.Now() < s.vol[string(key)] {
+		if keepTTL && old.vol && (db.ks.Now() < s.vol[string(key)] || s.master || db.ks.masterAll.Load()) {
 			e.vol = true
 		} else {
 			if old.vol {

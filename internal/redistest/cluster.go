@@ -20,8 +20,12 @@ func StartSluiceCluster(tb testing.TB, masters, replicasPerMaster int, directive
 	var addrs, buses []string
 	for i := 0; i < n; i++ {
 		bus := strconv.Itoa(FreePort(tb))
+		// The nodes share the process's working directory: a replica
+		// loads its master's payload from the socket (repl-diskless-load
+		// swapdb) rather than through dbfilename there.
 		d := append([]string{"cluster-enabled", "yes", "cluster-node-timeout", "2000",
-			"cluster-config-file", filepath.Join(tb.TempDir(), "nodes.conf"), "cluster-port", bus}, directives...)
+			"cluster-config-file", filepath.Join(tb.TempDir(), "nodes.conf"), "cluster-port", bus,
+			"repl-diskless-load", "swapdb"}, directives...)
 		_, addr := StartSluice(tb, d...)
 		addrs, buses = append(addrs, addr), append(buses, bus)
 	}
