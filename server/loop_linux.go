@@ -51,6 +51,7 @@ type loop struct {
 
 	tid        atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
 	spinHits   atomic.Int64 // idle spells that spinning ended with work
+	sleepCost  atomic.Int64 // what one sleep costs the loop's thread, in ns CPU, as its spinGate measured it
 	spareTasks []func()
 	spareReady []*Client
 }
@@ -225,13 +226,14 @@ func (l *loop) run() {
 	events := make([]unix.EpollEvent, 512)
 	lastCron := time.Now()
 	gate := newSpinGate(l.srv.spinFor)
+	clockCost := threadClockCost()
 	for {
 		l.runTasks()
 		n := 0
 		var err error
 		idleFrom := nanotime()
 		if gate.spinning() && l.tlsConns == 0 {
-			n = l.spin(events, idleFrom+gate.window)
+			n = l.spin(events, idleFrom+gate.window())
 		}
 		woke := n > 0
 		if !woke {
@@ -241,7 +243,17 @@ func (l *loop) run() {
 				timeout = 0 // work arrived meanwhile: poll, don't sleep
 				woke = true
 			}
+			var cpu0, wall0 int64
+			sample := timeout > 0 && gate.sampleSleep()
+			if sample {
+				cpu0, wall0 = threadCPUTime(), nanotime()
+			}
 			n, err = unix.EpollWait(l.epfd, events, timeout)
+			if sample {
+				wall := nanotime() - wall0
+				gate.sleptFor(threadCPUTime()-cpu0-clockCost, wall)
+				l.sleepCost.Store(gate.wake)
+			}
 			l.sleeping.Store(false)
 			woke = woke || n > 0
 		}
