@@ -6,6 +6,8 @@
 # interleaved rounds:
 #
 #   set/get P1     -c 50 -t set,get -r 100000 -n 200000
+#   set/get c1     -c 1 -t set,get -r 100000 -n 200000 (one client: what
+#                  each request costs when nothing is batched)
 #   set/get P16    -c 50 -t set,get -r 100000 -n 2000000 -P 16
 #   set/get 1KB    -c 50 -t set,get -r 100000 -n 200000 -d 1024
 #
@@ -59,6 +61,7 @@
 #   --sluice-bin PATH  run this sluice-server binary instead of building one
 #                (machines without Go: build it with CGO_ENABLED=0 elsewhere)
 #   --redis-args "ARGS"  extra redis-server arguments, e.g. "--io-threads 4"
+#   --sluice-env "K=V ..."  environment for sluice-server, e.g. "SLUICE_SPIN_US=0"
 #   --interleave test|suite  what one redis-benchmark run covers (default test)
 #   --tls        serve and benchmark over TLS (needs openssl)
 # The machine's noise shows in the numbers: compare ratios from the same run.
@@ -76,6 +79,7 @@ SERVER_CPUS=
 CLIENT_CPUS=
 SLUICE_BIN=
 REDIS_ARGS=
+SLUICE_ENV=
 SUITE=setget
 INTERLEAVE=test
 TLS=0
@@ -97,6 +101,7 @@ while [ $# -gt 0 ]; do
 	--sluice-bin) SLUICE_BIN=$2; shift 2 ;;
 	--redis-args) REDIS_ARGS=$2; shift 2 ;;
 	--aof) AOF=$2; shift 2 ;;
+	--sluice-env) SLUICE_ENV=$2; shift 2 ;;
 	--mem) MEM=1; shift ;;
 	--tls) TLS=1; shift ;;
 	--mem-only) MEM=1; THROUGHPUT=0; shift ;;
@@ -224,7 +229,8 @@ start_server() {
 		# shellcheck disable=SC2086 # REDIS_ARGS is a word list
 		on_cpus "$SERVER_CPUS" redis-server "${common[@]}" --protected-mode no --dir "$WORK/$name.dir" $REDIS_ARGS &
 	else
-		on_cpus "$SERVER_CPUS" "$SLUICE_BIN" "${common[@]}" --dir "$WORK/$name.dir" &
+		# shellcheck disable=SC2086 # SLUICE_ENV is a word list
+		on_cpus "$SERVER_CPUS" env $SLUICE_ENV "$SLUICE_BIN" "${common[@]}" --dir "$WORK/$name.dir" &
 	fi
 	pid=$!
 	PIDS+=("$pid")
@@ -295,6 +301,7 @@ if [ "$THROUGHPUT" = 1 ]; then
 	setget)
 		SUITES=(
 			"set/get P1|$N1|set,get|-c $CLIENTS -r 100000 -P 1"
+			"set/get c1|$N1|set,get|-c 1 -r 100000 -P 1"
 			"set/get P16|$N16|set,get|-c $CLIENTS -r 100000 -P 16"
 			"set/get 1KB|$N1|set,get|-c $CLIENTS -r 100000 -d 1024"
 		)
@@ -341,7 +348,7 @@ if [ "$THROUGHPUT" = 1 ]; then
 	stop_server "$REDIS_PID"
 
 	echo
-	echo "### Throughput${CLI_TLS:+ over TLS} (median of $ROUNDS round(s)${AOF:+, appendonly yes, appendfsync $AOF}, redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS})"
+	echo "### Throughput${CLI_TLS:+ over TLS} (median of $ROUNDS round(s)${AOF:+, appendonly yes, appendfsync $AOF}, redis-benchmark $(redis-benchmark --version | awk '{print $2}') -c $CLIENTS${BTHREADS:+ --threads $BTHREADS}, $(nproc) CPUs${SERVER_CPUS:+, servers on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, client on CPUs $CLIENT_CPUS}${SLUICE_ENV:+, sluice-server with $SLUICE_ENV}; load average at the end $(cut -d' ' -f1-3 /proc/loadavg))"
 	echo
 	echo "| suite | test | redis rps | sluice rps | sluice/redis | redis p99 ms | sluice p99 ms | sluice/redis p99 |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|"
