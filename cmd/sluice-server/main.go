@@ -100,8 +100,7 @@ func run(argv []string) int {
 		default:
 			srv.Warnf("Could not start server: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "Could not start server: %v\n", err)
-		return 1
+		return 1 // the log says why; stderr stays empty, as with redis-server
 	}
 	port := cfg.Get("port")
 	if addrs := srv.Addrs(); len(addrs) > 0 {
