@@ -240,6 +240,7 @@ func (b *blockRegistry) finish(w *waiter, reply []byte) bool {
 	b.mu.Unlock()
 	if reply != nil {
 		w.unblockStats(reply)
+		w.c.replyingToBlock()
 		w.c.deliver(reply)
 	}
 	w.c.unblock()
@@ -364,6 +365,7 @@ func (s *Server) serveReadyKeys() {
 			}
 			b.removeLocked(w)
 			w.unblockStats(rw.Buf)
+			w.c.replyingToBlock()
 			w.c.deliver(rw.Buf)
 			w.c.trackSendPending(nil) // after the reply
 			w.c.unblock()

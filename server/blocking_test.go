@@ -166,3 +166,30 @@ func TestWaitWithoutReplicas(t *testing.T) {
 		})
 	}
 }
+
+// A client that has read the reply ending its block is no longer counted in
+// blocked_clients, whichever way the block ended (a push served it, CLIENT
+// UNBLOCK ended it): Redis's tests read the reply, then check INFO at once.
+func TestBlockedClientsCountAfterReply(t *testing.T) {
+	_, saddr := redistest.StartSluice(t)
+	for name, addr := range map[string]string{"redis": redistest.StartRedis(t), "sluice": saddr} {
+		t.Run(name, func(t *testing.T) {
+			c, rd := redistest.Dial(t, addr), redistest.Dial(t, addr)
+			id, _ := rd.Do("CLIENT", "ID")
+			for i := 0; i < 200; i++ {
+				send(t, rd, []string{"BLPOP", "list", "0"})
+				waitBlocked(t, c, 1)
+				if i%2 == 0 {
+					mustDo(t, c, ":1\r\n", "LPUSH", "list", "a")
+					read(t, rd, "*2\r\n$4\r\nlist\r\n$1\r\na\r\n")
+				} else {
+					mustDo(t, c, ":1\r\n", "CLIENT", "UNBLOCK", strings.Trim(id, ":\r\n"), "ERROR")
+					read(t, rd, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+				}
+				if n := infoField(t, rd, "clients", "blocked_clients"); n != 0 {
+					t.Fatalf("round %d: blocked_clients:%d after the reply was read", i, n)
+				}
+			}
+		})
+	}
+}

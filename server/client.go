@@ -51,6 +51,7 @@ type Client struct {
 	closeASAP       atomic.Bool
 	sigPending      atomic.Bool // queued on its loop's ready list
 	blockedFlag     atomic.Bool
+	blockedCounted  atomic.Bool  // counted in INFO's blocked_clients: cleared before the reply that ends the block is delivered
 	dirtyCAS        atomic.Bool  // a watched key changed: EXEC fails
 	watched         []watchedKey // keys this client WATCHes
 	ps              subs         // pub/sub subscriptions
@@ -195,11 +196,21 @@ func (c *Client) takeAsync(dst []byte) []byte {
 
 // setBlocked marks the client blocked (its driver stops parsing input).
 // Only the client's own command handler may block it.
-func (c *Client) setBlocked() { c.blocked = true; c.blockedFlag.Store(true) }
+func (c *Client) setBlocked() {
+	c.blocked = true
+	c.blockedFlag.Store(true)
+	c.blockedCounted.Store(true)
+}
+
+// replyingToBlock stops counting the client as blocked before the reply
+// that ends its block is delivered, so a client that has read that reply
+// never finds itself still counted in INFO's blocked_clients.
+func (c *Client) replyingToBlock() { c.blockedCounted.Store(false) }
 
 // unblock ends a block from any goroutine, after its reply was delivered,
 // and makes the driver resume the commands that arrived meanwhile.
 func (c *Client) unblock() {
+	c.blockedCounted.Store(false)
 	c.blockedFlag.Store(false)
 	if c.signal != nil {
 		c.signal()

@@ -142,7 +142,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		s.mu.Lock()
 		nclients := len(s.clients)
 		for _, cl := range s.clients {
-			if cl.blockedFlag.Load() {
+			if cl.blockedCounted.Load() {
 				blocked++
 			}
 		}

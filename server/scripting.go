@@ -128,6 +128,7 @@ func (st *scriptingState) Call(argv [][]byte, proto int) []byte {
 	if pc.blocked {
 		pc.blocked = false
 		pc.blockedFlag.Store(false)
+		pc.blockedCounted.Store(false)
 	}
 	return pc.w.Buf
 }
