@@ -340,7 +340,7 @@ func verbatim(cmd *Command, args [][]byte) bool {
 	switch cmd.Name {
 	case "set":
 		return len(args) == 3
-	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "getset",
+	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
 		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
 		return false
@@ -419,7 +419,21 @@ func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply
 			return [][][]byte{out}
 		}
 		return [][][]byte{args}
-	case "restore":
+	case "migrate":
+		// The keys MIGRATE moved away are gone here: replicas and the AOF
+		// get their DEL, never the MIGRATE itself (Redis's migrateCommand),
+		// which a replica or a reload would run against the target again.
+		out := [][]byte{[]byte("DEL")}
+		for _, i := range migrateKeys(args) {
+			if db.Peek(args[i]) == nil {
+				out = append(out, args[i])
+			}
+		}
+		if len(out) == 1 {
+			return nil
+		}
+		return [][][]byte{out}
+	case "restore", "restore-asking":
 		// A relative TTL as an absolute one: the same arguments with the
 		// TTL replaced and ABSTTL added (Redis's restoreCommand).
 		if len(args) < 4 || eq(args[2], "0") {

@@ -90,3 +90,58 @@ func TestMigrate(t *testing.T) {
 		t.Errorf("dead target: %v", err)
 	}
 }
+
+// MIGRATE reaches replicas (and the AOF) as DEL of the keys it moved, as
+// in Redis: a replica that ran the MIGRATE itself would keep the keys (the
+// target already has them), and so would a reload of the AOF.
+func TestMigrateReplicatesAsDel(t *testing.T) {
+	ctx := context.Background()
+	for _, source := range []string{"redis", "sluice"} {
+		t.Run(source, func(t *testing.T) {
+			var maddr, raddr string
+			if source == "redis" {
+				maddr = redistest.StartRedis(t)
+				h, p := hostPort(maddr)
+				raddr = redistest.StartRedis(t, "--replicaof", h, p, "--dir", t.TempDir())
+			} else {
+				_, maddr = redistest.StartSluice(t)
+				_, raddr = redistest.StartSluice(t)
+				h, p := hostPort(maddr)
+				if err := replClient(t, raddr, 0).Do(ctx, "REPLICAOF", h, p).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitInfo(t, raddr, `master_link_status:up`)
+			taddr := redistest.StartRedis(t)
+			src, rep, dst := replClient(t, maddr, 0), replClient(t, raddr, 0), replClient(t, taddr, 0)
+			src.MSet(ctx, "k1", "a", "k2", "b", "stay", "c")
+			if n, err := src.Do(ctx, "WAIT", "1", "5000").Int(); err != nil || n != 1 {
+				t.Fatalf("WAIT: %v %v", n, err)
+			}
+			h, p := hostPort(taddr)
+			if v, err := src.Do(ctx, "MIGRATE", h, p, "", "0", "5000", "KEYS", "k1", "k2", "missing").Result(); err != nil || v != "OK" {
+				t.Fatalf("MIGRATE: %v %v", v, err)
+			}
+			if v, err := src.Do(ctx, "MIGRATE", h, p, "stay", "0", "5000", "COPY").Result(); err != nil || v != "OK" {
+				t.Fatalf("MIGRATE COPY: %v %v", v, err)
+			}
+			src.Set(ctx, "after", "1", 0)
+			if n, err := src.Do(ctx, "WAIT", "1", "5000").Int(); err != nil || n != 1 {
+				t.Fatalf("WAIT: %v %v", n, err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for rep.Exists(ctx, "after").Val() != 1 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if n := rep.Exists(ctx, "k1", "k2").Val(); n != 0 {
+				t.Errorf("the replica still has %d of the migrated keys", n)
+			}
+			if rep.Get(ctx, "stay").Val() != "c" {
+				t.Errorf("the replica lost the key copied with COPY")
+			}
+			if n := dst.Exists(ctx, "k1", "k2", "stay").Val(); n != 3 {
+				t.Errorf("target has %d of 3 keys", n)
+			}
+		})
+	}
+}
