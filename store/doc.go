@@ -1,6 +1,8 @@
 // Package store is Sluice's keyspace: 16 (or more) databases, each split
-// into shards with a lock of their own so connections on different cores
-// rarely meet; entries with a type, an expiry and an LRU clock; lazy expiry
-// on access and Redis's active expiry cycle; and point-in-time snapshots
-// taken without stopping the world (snapshot.go: BeginSnapshot, Walk).
+// into shards with a lock and a key table of their own (keymap.go) so
+// connections on different cores rarely meet; entries with a type, an
+// expiry and an LRU clock; lazy expiry on access and Redis's active expiry
+// cycle; the bytes keys and values take, counted as Redis's allocator
+// would count them (mem.go); and point-in-time snapshots taken without
+// stopping the world (snapshot.go: BeginSnapshot, Walk).
 package store

@@ -118,7 +118,7 @@ func (db *DB) Sample(volatile bool, n int, fn func(key string, e *Entry, exp int
 		took := 0
 		if volatile {
 			for k, exp := range s.vol {
-				if e := s.m[k]; e != nil {
+				if e := s.m.lookup(k); e != nil {
 					fn(k, e, exp)
 					seen++
 					took++
@@ -128,7 +128,7 @@ func (db *DB) Sample(volatile bool, n int, fn func(key string, e *Entry, exp int
 				}
 			}
 		} else {
-			for k, e := range s.m {
+			s.m.eachFrom(rand.Int(), func(k string, e *Entry) bool {
 				var exp int64
 				if e.vol {
 					exp = s.vol[k]
@@ -136,10 +136,8 @@ func (db *DB) Sample(volatile bool, n int, fn func(key string, e *Entry, exp int
 				fn(k, e, exp)
 				seen++
 				took++
-				if took >= per || seen >= n {
-					break
-				}
-			}
+				return took < per && seen < n
+			})
 		}
 		s.mu.Unlock()
 	}
@@ -151,4 +149,4 @@ func ShardOfString(key string) int { return int(maphash.String(seed, key) >> (64
 
 // EntryOf returns the entry stored under key (live or expired) or nil,
 // without side effects. The key's shard must be locked.
-func (db *DB) EntryOf(key string) *Entry { return db.shards[ShardOfString(key)].m[key] }
+func (db *DB) EntryOf(key string) *Entry { return db.shards[ShardOfString(key)].m.lookup(key) }

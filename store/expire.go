@@ -39,7 +39,7 @@ func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
 				sampled, expired := 0, 0
 				for k, exp := range s.vol {
 					sampled++
-					if s.m[k] == nil {
+					if s.m.lookup(k) == nil {
 						delete(s.vol, k)
 					} else if exp <= now {
 						db.removeExpired(s, []byte(k))
@@ -99,8 +99,8 @@ func (db *DB) ShardChanges(i int) uint64 { return db.shards[i].dirty.Load() }
 // even while expiry is paused (a replica applying its master's DEL of a
 // key it kept past its expiry). The key's shard must be locked.
 func (db *DB) RemoveIfExpired(key []byte) bool {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
 	if e == nil || !e.vol || s.vol[string(key)] > db.ks.Now() {
 		return false
 	}
@@ -128,7 +128,7 @@ func (ks *Keyspace) ExpireAll(slot int) int {
 			s.mu.Lock()
 			now := ks.Now()
 			for k, exp := range s.vol {
-				if s.m[k] == nil {
+				if s.m.lookup(k) == nil {
 					delete(s.vol, k)
 				} else if exp <= now {
 					db.removeExpired(s, []byte(k))

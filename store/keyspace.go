@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // ShardBits sets the number of shards per database (1 << ShardBits).
@@ -19,12 +20,15 @@ var seed = maphash.MakeSeed()
 // Hash returns the keyspace hash of key.
 func Hash(key []byte) uint64 { return maphash.Bytes(seed, key) }
 
+// HashString is Hash of a string key.
+func HashString(key string) uint64 { return maphash.String(seed, key) }
+
 // ShardOf returns the shard index of key.
 func ShardOf(key []byte) int { return int(Hash(key) >> (64 - ShardBits)) }
 
 type shard struct {
 	mu  sync.Mutex
-	m   map[string]*Entry
+	m   keyMap
 	vol map[string]int64 // expiry (unix ms) of the keys that have one, as Redis's expires dict
 	// dirty counts the changes to the shard's keys (Redis's server.dirty,
 	// INFO rdb_changes_since_last_save); per shard so writers on different
@@ -190,6 +194,15 @@ func (db *DB) UnlockShard(i int) { db.shards[i].mu.Unlock() }
 
 func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
 
+// locate returns key's shard and hash.
+func (db *DB) locate(key []byte) (*shard, uint64) {
+	h := Hash(key)
+	return &db.shards[h>>(64-ShardBits)], h
+}
+
+// str views key as a string (no copy: for lookups only).
+func str(key []byte) string { return unsafe.String(unsafe.SliceData(key), len(key)) }
+
 func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
 	if !e.vol || s.vol[string(key)] > now || db.ks.Loading.Load() {
 		return false
@@ -205,12 +218,11 @@ func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
 }
 
 func (db *DB) removeExpired(s *shard, key []byte) {
-	e := s.m[string(key)]
+	e := s.m.del(str(key), Hash(key))
 	if e != nil {
 		db.preChange(s, key, e)
 		db.detach(key, e)
 	}
-	delete(s.m, string(key))
 	delete(s.vol, string(key))
 	if e != nil {
 		e.vol = false
@@ -233,8 +245,8 @@ func (db *DB) removeExpired(s *shard, key []byte) {
 // Lookup returns the live entry of key, or nil. An expired key is removed.
 // It updates the key's LRU clock. The key's shard must be locked.
 func (db *DB) Lookup(key []byte) *Entry {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
 	if e == nil {
 		return nil
 	}
@@ -249,8 +261,8 @@ func (db *DB) Lookup(key []byte) *Entry {
 
 // Peek is Lookup without touching the LRU clock.
 func (db *DB) Peek(key []byte) *Entry {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
 	if e == nil {
 		return nil
 	}
@@ -263,11 +275,8 @@ func (db *DB) Peek(key []byte) *Entry {
 // Set stores e under key, replacing any value and clearing its expiry
 // unless keepTTL. The key's shard must be locked.
 func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
-	s := db.shardFor(key)
-	if s.m == nil {
-		s.m = make(map[string]*Entry)
-	}
-	old := s.m[string(key)]
+	s, h := db.locate(key)
+	old := s.m.put(key, h, e)
 	if old != nil {
 		db.preChange(s, key, old)
 		db.detach(key, old)
@@ -289,11 +298,7 @@ func (db *DB) Set(key []byte, e *Entry, keepTTL bool) {
 	e.lru = db.ks.newLRU(old)
 	e.snap = db.ks.epoch // created after any running snapshot's cut
 	if old == nil && db.slots != nil {
-		k := string(key)
-		s.m[k] = e
-		db.slots.add(k)
-	} else {
-		s.m[string(key)] = e
+		db.slots.add(s.m.storedKey(str(key), h))
 	}
 	db.attach(key, e)
 	db.Modified(key)
@@ -310,41 +315,27 @@ func (db *DB) Add(key []byte, e *Entry) { db.AddExpire(key, e, 0) }
 // none): RENAME and MOVE carry a key's expiry over this way. The key's
 // shard must be locked.
 func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
-	s := db.shardFor(key)
-	if s.m == nil {
-		s.m = make(map[string]*Entry)
-	}
+	s, h := db.locate(key)
 	e.lru = db.ks.newLRU(nil)
 	e.snap = db.ks.epoch
 	e.vol = ms != 0
-	if len(s.vol) > 0 {
+	if old := s.m.put(key, h, e); old != nil {
 		// The key is new, unless it is an expired one that was kept
 		// (expiry paused, or a dataset loading): that is replaced, its
 		// expiry with it.
-		if old := s.m[string(key)]; old != nil {
-			db.preChange(s, key, old)
-			db.detach(key, old)
-			if !e.vol {
-				delete(s.vol, string(key))
-			}
+		db.preChange(s, key, old)
+		db.detach(key, old)
+		if !e.vol {
+			delete(s.vol, string(key))
 		}
+	} else if db.slots != nil {
+		db.slots.add(s.m.storedKey(str(key), h))
 	}
 	if e.vol {
 		if s.vol == nil {
 			s.vol = make(map[string]int64)
 		}
 		s.vol[string(key)] = ms
-	}
-	if db.slots != nil {
-		if s.m[string(key)] == nil {
-			k := string(key)
-			s.m[k] = e
-			db.slots.add(k)
-		} else {
-			s.m[string(key)] = e
-		}
-	} else {
-		s.m[string(key)] = e
 	}
 	db.attach(key, e)
 	db.Modified(key)
@@ -376,8 +367,8 @@ func (db *DB) Modified(key []byte) {
 // Delete removes key, reporting whether it existed (expired keys count as
 // absent). The key's shard must be locked.
 func (db *DB) Delete(key []byte) bool {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
 	if e == nil {
 		return false
 	}
@@ -386,7 +377,7 @@ func (db *DB) Delete(key []byte) bool {
 	}
 	db.preChange(s, key, e)
 	db.detach(key, e)
-	delete(s.m, string(key))
+	s.m.del(str(key), h)
 	if db.slots != nil {
 		db.slots.del(key)
 	}
@@ -434,7 +425,7 @@ func (db *DB) ExpireOf(key []byte, e *Entry) int64 {
 func (db *DB) Size() int {
 	n := 0
 	for i := range db.shards {
-		n += len(db.shards[i].m)
+		n += db.shards[i].m.n
 	}
 	return n
 }
@@ -461,16 +452,16 @@ func (db *DB) flush(async bool) {
 		db.ks.OnFlush(db)
 	}
 	snap := db.ks.snap.Load() != nil
-	var maps []map[string]*Entry
+	var maps []keyMap
 	for i := range db.shards {
 		s := &db.shards[i]
-		if len(s.m) > 0 {
+		if s.m.n > 0 {
 			if snap {
 				db.flushForSnapshot(s)
 			}
 			maps = append(maps, s.m)
 		}
-		s.m, s.vol = nil, nil
+		s.m, s.vol = keyMap{}, nil
 	}
 	if db.slots != nil {
 		db.slots.flush()
@@ -488,16 +479,16 @@ func (db *DB) flush(async bool) {
 // Exists reports whether key is present and live, without side effects.
 // The key's shard (or the exclusive lock) must be held.
 func (db *DB) Exists(key []byte) bool {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
 	return e != nil && (!e.vol || s.vol[string(key)] > db.ks.Now())
 }
 
 // IsExpired reports whether key is present but logically expired (not
 // yet reclaimed). The key's shard (or the exclusive lock) must be held.
 func (db *DB) IsExpired(key []byte) bool {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
 	return e != nil && e.vol && s.vol[string(key)] <= db.ks.Now()
 }
 
@@ -507,13 +498,16 @@ func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
 	now := db.ks.Now()
 	for i := range db.shards {
 		s := &db.shards[i]
-		for k, e := range s.m {
+		stop := false
+		s.m.each(func(k string, e *Entry) bool {
 			if e.vol && s.vol[k] <= now {
-				continue
+				return true
 			}
-			if !fn(k, e) {
-				return
-			}
+			stop = !fn(k, e)
+			return !stop
+		})
+		if stop {
+			return
 		}
 	}
 }

@@ -38,11 +38,9 @@ import (
 // Costs of the keyspace's own structures, per key.
 const (
 	entryBytes = int64(unsafe.Sizeof(Entry{}))
-	// mapSlotBytes is a key's share of its shard's map[string]*Entry: a
-	// 16-byte string header, an 8-byte pointer and a control byte per
-	// slot, at the 7/8 maximum load of Go's maps after a doubling
-	// (about 0.6 on average).
-	mapSlotBytes = (16 + 8 + 1) * 10 / 6
+	// mapSlotBytes is a key's share of its shard's table (keymap.go): a
+	// 16-byte slot and a tag byte, at its average load (about 0.7).
+	mapSlotBytes = (16 + 1) * 10 / 7
 	// volSlotBytes is an expiry's share of the expires map[string]int64.
 	volSlotBytes = (16 + 8 + 1) * 10 / 6
 )
@@ -231,7 +229,7 @@ func (e *Entry) report(d int64) {
 
 // keyBytes is what a key costs besides its value: its string and its
 // slot in the shard's map.
-func keyBytes(key []byte) int64 { return AllocSize(len(key)) + mapSlotBytes }
+func keyBytes(key []byte) int64 { return keyBlobSize(len(key)) + mapSlotBytes }
 
 // costOf is everything a stored key costs.
 func costOf(key []byte, e *Entry) int64 {
@@ -290,12 +288,13 @@ func (ks *Keyspace) Recount() int64 {
 	for _, db := range *ks.dbs.Load() {
 		for i := range db.shards {
 			s := &db.shards[i]
-			for k, e := range s.m {
+			s.m.each(func(k string, e *Entry) bool {
 				if e.kind != KindString && e.ptr != nil {
 					e.refreshHdr()
 				}
 				n += costOf([]byte(k), e)
-			}
+				return true
+			})
 		}
 	}
 	return n
@@ -304,11 +303,11 @@ func (ks *Keyspace) Recount() int64 {
 // dropAll takes the keys of a database's maps, just emptied by a flush,
 // out of the count. With detach it marks them unstored too; without, it
 // only reads them (a background free, the maps unreachable to anyone else).
-func (ks *Keyspace) dropAll(maps []map[string]*Entry, detach bool) {
+func (ks *Keyspace) dropAll(maps []keyMap, detach bool) {
 	var n int64
 	for _, m := range maps {
-		for k, e := range m {
-			n += AllocSize(len(k)) + mapSlotBytes + e.MemBytes()
+		m.each(func(k string, e *Entry) bool {
+			n += keyBlobSize(len(k)) + mapSlotBytes + e.MemBytes()
 			if e.vol {
 				n += volSlotBytes
 			}
@@ -318,7 +317,8 @@ func (ks *Keyspace) dropAll(maps []map[string]*Entry, detach bool) {
 					e.hdr().acct = nil
 				}
 			}
-		}
+			return true
+		})
 	}
 	ks.acct.Add(-n)
 }

@@ -89,15 +89,16 @@ func (db *DB) snapshot(si int, e uint64) []scanItem {
 			victim = i
 		}
 	}
-	m := db.shards[si].m
+	m := &db.shards[si].m
 	sn := &sc.snaps[victim]
 	items := sn.items[:0]
-	if cap(items) < len(m) || cap(items) > 4*len(m)+64 {
-		items = make([]scanItem, 0, len(m))
+	if cap(items) < m.n || cap(items) > 4*m.n+64 {
+		items = make([]scanItem, 0, m.n)
 	}
-	for k := range m {
+	m.each(func(k string, _ *Entry) bool {
 		items = append(items, scanItem{keyPos(k), k})
-	}
+		return true
+	})
 	slices.SortFunc(items, func(a, b scanItem) int { return cmp.Compare(a.h, b.h) })
 	*sn = scanSnap{db: db, shard: si, epoch: sc.epoch, used: sc.tick, items: items}
 	return items
@@ -144,14 +145,14 @@ func (db *DB) Scan(cursor uint64, count int, dst []string) ([]string, uint64) {
 	var items []scanItem
 	for {
 		si := int(pos >> shardShift)
-		m := db.shards[si].m
+		m := &db.shards[si].m
 		need := count
-		if len(m) > snapMinKeys && len(m) > need {
+		if m.n > snapMinKeys && m.n > need {
 			snap := db.snapshot(si, epoch)
 			i, _ := slices.BinarySearchFunc(snap, pos, func(it scanItem, p uint64) int { return cmp.Compare(it.h, p) })
 			got, skipped := 0, 0
 			for ; i < len(snap) && got < need && skipped < need*maxSkipRatio; i++ {
-				if m[snap[i].k] != nil {
+				if m.lookup(snap[i].k) != nil {
 					dst = append(dst, snap[i].k)
 					got++
 				} else {
@@ -161,7 +162,7 @@ func (db *DB) Scan(cursor uint64, count int, dst []string) ([]string, uint64) {
 			if i < len(snap) {
 				last := snap[i-1].h
 				for ; i < len(snap) && snap[i].h == last; i++ {
-					if m[snap[i].k] != nil {
+					if m.lookup(snap[i].k) != nil {
 						dst = append(dst, snap[i].k)
 					}
 				}
@@ -172,11 +173,12 @@ func (db *DB) Scan(cursor uint64, count int, dst []string) ([]string, uint64) {
 			count -= got
 		} else {
 			items = items[:0]
-			for k := range m {
+			m.each(func(k string, _ *Entry) bool {
 				if h := keyPos(k); h >= pos {
 					items = append(items, scanItem{h, k})
 				}
-			}
+				return true
+			})
 			if len(items) > need {
 				selectSmallest(items, need)
 				// Keys sharing the last position go with it, or the
@@ -264,17 +266,20 @@ func (db *DB) RandomKey() (key string, e *Entry, ok bool) {
 	}
 	i := rand.IntN(total)
 	for si := range db.shards {
-		m := db.shards[si].m
-		if i >= len(m) {
-			i -= len(m)
+		m := &db.shards[si].m
+		if i >= m.n {
+			i -= m.n
 			continue
 		}
-		for k, v := range m {
+		m.each(func(k string, v *Entry) bool {
 			if i == 0 {
-				return k, v, true
+				key, e, ok = k, v, true
+				return false
 			}
 			i--
-		}
+			return true
+		})
+		return key, e, ok
 	}
 	return "", nil, false
 }
@@ -282,7 +287,10 @@ func (db *DB) RandomKey() (key string, e *Entry, ok bool) {
 // PeekRaw returns the entry of key even when it has expired but was not
 // reclaimed yet, without touching it (MEMORY USAGE). The key's shard must
 // be locked.
-func (db *DB) PeekRaw(key []byte) *Entry { return db.shardFor(key).m[string(key)] }
+func (db *DB) PeekRaw(key []byte) *Entry {
+	s, h := db.locate(key)
+	return s.m.get(str(key), h)
+}
 
 // CloneString returns a copy of a string entry with the same encoding and
 // no expiry (COPY).

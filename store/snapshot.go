@@ -35,11 +35,14 @@ import (
 //     server calls for a write command's keys before it runs (and for a
 //     blocked client's keys before it is served).
 //
-// Go map iteration tolerates changes between the steps of a range loop
-// when they are synchronized with it (every key present for the whole
-// iteration is produced once; keys added meanwhile may or may not be,
-// and are skipped by their mark anyway), so a shard's walk is one range
-// loop that releases the shard's lock between chunks.
+// A shard's walk goes through the slots of its key table (keymap.go) in
+// order, releasing the shard's lock between chunks. Keys never move within
+// a table's arrays: a table that grows, shrinks or drops its tombstones
+// builds new arrays and leaves the old ones as they were, and the walk
+// goes on through the arrays it started with. So every key present at the
+// cut is met once, in the arrays the walk reads or, if it was removed or
+// replaced since, in a capture; keys added meanwhile may or may not be
+// met, and are skipped by their mark anyway.
 //
 // After a complete walk every entry carries the snapshot's epoch, so the
 // next snapshot's (one more) differs from all of them. An aborted walk
@@ -127,7 +130,7 @@ type snapShard struct {
 	// them before the walk finished the shard (flushed is then set): the
 	// walk reads the keys and expiries from them.
 	flushed bool
-	m       map[string]*Entry
+	m       keyMap
 	vol     map[string]int64
 	buf     []byte // records captured by writers, not yet drained
 	nbuf    int
@@ -159,7 +162,7 @@ func (ks *Keyspace) BeginSnapshot(enc, capture Encoder, slot int) (*Snapshot, er
 		db.snapIdx = -1
 		keys, expires := 0, 0
 		for j := range db.shards {
-			keys += len(db.shards[j].m)
+			keys += db.shards[j].m.n
 			expires += len(db.shards[j].vol)
 		}
 		if keys == 0 {
@@ -178,9 +181,10 @@ func (ks *Keyspace) BeginSnapshot(enc, capture Encoder, slot int) (*Snapshot, er
 func (ks *Keyspace) remark() {
 	for _, db := range *ks.dbs.Load() {
 		for j := range db.shards {
-			for _, e := range db.shards[j].m {
+			db.shards[j].m.each(func(_ string, e *Entry) bool {
 				e.snap = ks.epoch
-			}
+				return true
+			})
 		}
 	}
 	ks.oldestEpoch.Store(uint32(ks.epoch))
@@ -326,7 +330,17 @@ func (sn *Snapshot) walkShard(d *snapDB, si, chunk int, out []byte, sink Snapsho
 		return nil
 	}
 	n := 0
-	for k, e := range m {
+	// The arrays as they are now: if the table is rebuilt meanwhile, the
+	// walk goes on through these (see above).
+	tags, slots := m.tags, m.slots
+	for i := range tags {
+		if tags[i] <= tagDead {
+			continue
+		}
+		k, e := kmKey(slots[i].k), slots[i].e
+		if e == nil {
+			continue
+		}
 		if e.snap != sn.epoch {
 			e.snap = sn.epoch
 			var exp int64
@@ -350,7 +364,7 @@ func (sn *Snapshot) walkShard(d *snapDB, si, chunk int, out []byte, sink Snapsho
 	}
 	// Every entry of the shard is marked now: nothing more is captured.
 	out, nkeys = sn.drain(ss, out, nkeys)
-	ss.m, ss.vol, ss.buf = nil, nil, nil
+	ss.m, ss.vol, ss.buf = keyMap{}, nil, nil
 	sn.release(s)
 	if nkeys > 0 {
 		if err := sink.Records(out, nkeys); err != nil {
@@ -428,8 +442,8 @@ func (db *DB) Capture(key []byte) {
 	if sn == nil {
 		return
 	}
-	s := db.shardFor(key)
-	if e := s.m[string(key)]; e != nil {
+	s, h := db.locate(key)
+	if e := s.m.get(str(key), h); e != nil {
 		db.capture(sn, s, key, e)
 	}
 }
@@ -469,7 +483,7 @@ func (ks *Keyspace) WalkLocked(enc Encoder, sink SnapshotSink, keepExpired bool)
 	for i, db := range *ks.dbs.Load() {
 		keys, expires := 0, 0
 		for j := range db.shards {
-			keys += len(db.shards[j].m)
+			keys += db.shards[j].m.n
 			expires += len(db.shards[j].vol)
 		}
 		if keys == 0 {
@@ -481,20 +495,25 @@ func (ks *Keyspace) WalkLocked(enc Encoder, sink SnapshotSink, keepExpired bool)
 		for j := range db.shards {
 			s := &db.shards[j]
 			nkeys := 0
-			for k, e := range s.m {
+			var err error
+			s.m.each(func(k string, e *Entry) bool {
 				var exp int64
 				if e.vol {
 					if exp = s.vol[k]; exp <= now {
-						continue
+						return true
 					}
 				}
 				out = enc(out, unsafe.Slice(unsafe.StringData(k), len(k)), e, exp)
 				if nkeys++; len(out) >= snapChunkBytes {
-					if err := sink.Records(out, nkeys); err != nil {
-						return err
+					if err = sink.Records(out, nkeys); err != nil {
+						return false
 					}
 					out, nkeys = out[:0], 0
 				}
+				return true
+			})
+			if err != nil {
+				return err
 			}
 			if nkeys > 0 {
 				if err := sink.Records(out, nkeys); err != nil {
@@ -513,39 +532,40 @@ func (ks *Keyspace) WalkLocked(enc Encoder, sink SnapshotSink, keepExpired bool)
 // an image encoded whole while another snapshot is being walked.
 func (db *DB) EachInShard(i int, now int64, fn func(key string, e *Entry, expire int64) bool) {
 	s := &db.shards[i]
-	for k, e := range s.m {
+	s.m.each(func(k string, e *Entry) bool {
 		var exp int64
 		if e.vol {
 			exp = s.vol[k]
 			if exp <= now {
-				continue
+				return true
 			}
 		}
-		if !fn(k, e, exp) {
-			return
-		}
-	}
+		return fn(k, e, exp)
+	})
 }
 
 // ShardLen returns the number of keys in shard i, expired ones included.
 // Exclusive lock.
-func (db *DB) ShardLen(i int) int { return len(db.shards[i].m) }
+func (db *DB) ShardLen(i int) int { return db.shards[i].m.n }
 
 // EachLive calls fn for every key of db live at now (unix ms), with its
 // expiry (0 for none), until fn returns false. Exclusive lock.
 func (db *DB) EachLive(now int64, fn func(key string, e *Entry, expire int64) bool) {
 	for j := range db.shards {
 		s := &db.shards[j]
-		for k, e := range s.m {
+		stop := false
+		s.m.each(func(k string, e *Entry) bool {
 			var exp int64
 			if e.vol {
 				if exp = s.vol[k]; exp <= now {
-					continue
+					return true
 				}
 			}
-			if !fn(k, e, exp) {
-				return
-			}
+			stop = !fn(k, e, exp)
+			return !stop
+		})
+		if stop {
+			return
 		}
 	}
 }

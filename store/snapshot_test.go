@@ -82,15 +82,16 @@ func imageOf(ks *Keyspace, now int64) map[int]map[string]kv {
 		m := map[string]kv{}
 		for j := range db.shards {
 			s := &db.shards[j]
-			for k, e := range s.m {
+			s.m.each(func(k string, e *Entry) bool {
 				var exp int64
 				if e.vol {
 					if exp = s.vol[k]; exp <= now {
-						continue
+						return true
 					}
 				}
 				m[k] = kv{string(e.Bytes(nil)), exp}
-			}
+				return true
+			})
 		}
 		if len(m) > 0 {
 			out[i] = m
