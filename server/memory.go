@@ -36,6 +36,7 @@ type memState struct {
 
 	evictedClients atomic.Int64 // INFO evicted_clients
 	evicting       atomic.Bool  // a client eviction is running
+	evictAgain     atomic.Bool  // a client grew while it ran: it looks again
 }
 
 // allocatedSoFar is the runtime's count of bytes allocated since the
@@ -310,10 +311,28 @@ func (s *Server) evictClients() {
 	if lim <= 0 || s.mem.normal.Load() < lim {
 		return
 	}
-	if !s.mem.evicting.CompareAndSwap(false, true) {
-		return
+	for {
+		if !s.mem.evicting.CompareAndSwap(false, true) {
+			// One runs on another goroutine: it may have listed the
+			// clients before this one grew, so it takes another look.
+			s.mem.evictAgain.Store(true)
+			if s.mem.evicting.Load() {
+				return
+			}
+			continue // it ended meanwhile
+		}
+		s.mem.evictAgain.Store(false)
+		s.evictClientsPass(lim)
+		s.mem.evicting.Store(false)
+		if !s.mem.evictAgain.Load() {
+			return
+		}
 	}
-	defer s.mem.evicting.Store(false)
+}
+
+// evictClientsPass evicts clients, the biggest first, until the clients'
+// memory is under lim.
+func (s *Server) evictClientsPass(lim int64) {
 	type cand struct {
 		c      *Client
 		bucket int
