@@ -86,7 +86,11 @@ type Keyspace struct {
 	epoch       uint8
 	oldestEpoch atomic.Uint32
 
-	acct *Acct // the bytes the keys and values take (mem.go)
+	// The bytes the keys and values take (mem.go): the accountant goes
+	// with the databases when SwapDatabases exchanges them, and acctBox
+	// is what the keyspace's cleanup releases (the one it holds then).
+	acct    atomic.Pointer[Acct]
+	acctBox *acctHolder
 
 	masterAll atomic.Bool // SetMasterViewAll
 }
@@ -140,9 +144,10 @@ func (ks *Keyspace) dirtyTotal() uint64 {
 // New returns a keyspace of n databases. lockSlots is the number of
 // independent reader slots of its BigLock (one per event loop plus one).
 func New(n, lockSlots int) *Keyspace {
-	ks := &Keyspace{acct: newAcct()}
+	ks := &Keyspace{acctBox: &acctHolder{newAcct()}}
+	ks.acct.Store(ks.acctBox.a)
 	ks.Lock.init(lockSlots)
-	runtime.AddCleanup(ks, func(a *Acct) { a.release() }, ks.acct)
+	runtime.AddCleanup(ks, func(h *acctHolder) { h.a.release() }, ks.acctBox)
 	dbs := make([]*DB, n)
 	for i := range dbs {
 		dbs[i] = &DB{ks: ks, ID: i, snapIdx: -1}
@@ -180,6 +185,7 @@ func (ks *Keyspace) SwapDatabases(other *Keyspace) {
 	}
 	ks.dbs.Store(&b)
 	other.dbs.Store(&a)
+	ks.swapAcct(other)
 	if ks.OnFlush != nil {
 		for _, db := range b {
 			ks.OnFlush(db)

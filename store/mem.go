@@ -108,6 +108,19 @@ func newAcct() *Acct {
 	}
 }
 
+// acctHolder holds the accountant a keyspace's cleanup releases.
+type acctHolder struct{ a *Acct }
+
+// swapAcct exchanges the accountants of ks and other, whose databases
+// SwapDatabases exchanged: the counts, and the accountant ids their
+// entries carry, go with the data. Both are held exclusively.
+func (ks *Keyspace) swapAcct(other *Keyspace) {
+	a, b := ks.acct.Load(), other.acct.Load()
+	ks.acct.Store(b)
+	other.acct.Store(a)
+	ks.acctBox.a, other.acctBox.a = b, a
+}
+
 // release frees the accountant's id for another keyspace.
 func (a *Acct) release() {
 	if a.id == 0 {
@@ -242,7 +255,7 @@ func costOf(key []byte, e *Entry) int64 {
 
 // attach counts e, just stored under key.
 func (db *DB) attach(key []byte, e *Entry) {
-	a := db.ks.acct
+	a := db.ks.acct.Load()
 	e.enc = e.encoding() | a.id<<encIDShift
 	if e.kind != KindString && e.ptr != nil {
 		e.refreshHdr()
@@ -260,7 +273,7 @@ func (db *DB) detach(key []byte, e *Entry) {
 	if e.kind != KindString && e.ptr != nil {
 		e.hdr().acct = nil
 	}
-	db.ks.acct.Add(-costOf(key, e))
+	db.ks.acct.Load().Add(-costOf(key, e))
 }
 
 // setVol sets whether a stored entry has an expiry, counting its slot.
@@ -278,7 +291,7 @@ func (e *Entry) setVol(on bool) {
 
 // DatasetBytes returns the bytes the keyspace's keys and values take, as
 // counted (see Acct).
-func (ks *Keyspace) DatasetBytes() int64 { return ks.acct.Total() }
+func (ks *Keyspace) DatasetBytes() int64 { return ks.acct.Load().Total() }
 
 // Recount walks every key and returns what the count should be, the
 // collections' sizes recomputed. Tests compare it with DatasetBytes.
@@ -320,5 +333,5 @@ func (ks *Keyspace) dropAll(maps []keyMap, detach bool) {
 			return true
 		})
 	}
-	ks.acct.Add(-n)
+	ks.acct.Load().Add(-n)
 }

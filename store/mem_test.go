@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -227,3 +228,45 @@ func TestCountFlushAsync(t *testing.T) {
 func ptrOf[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
+
+// TestSwapDatabasesMovesTheCount: a dataset loaded into a keyspace of its
+// own and swapped in (a replica's full sync) is counted by the keyspace
+// that now holds it, and later changes to its keys change that count.
+func TestSwapDatabasesMovesTheCount(t *testing.T) {
+	live, aside := New(2, 2), New(2, 2)
+	live.DB(0).Add([]byte("old"), NewString([]byte("value of the old dataset")))
+	for i := 0; i < 300; i++ {
+		aside.DB(i%2).Add([]byte(fmt.Sprintf("new:%d", i)), NewString(make([]byte, 100+i)))
+	}
+	oldBytes, newBytes := live.DatasetBytes(), aside.DatasetBytes()
+	live.Lock.Lock()
+	aside.Lock.Lock()
+	live.SwapDatabases(aside)
+	aside.Lock.Unlock()
+	live.Lock.Unlock()
+	if got := live.DatasetBytes(); got != newBytes {
+		t.Fatalf("after the swap the live keyspace counts %d bytes, want the loaded %d", got, newBytes)
+	}
+	if got := aside.DatasetBytes(); got != oldBytes {
+		t.Fatalf("after the swap the old dataset counts %d bytes, want %d", got, oldBytes)
+	}
+	checkCount(t, live, "swap")
+	db := live.DB(1)
+	for i := 1; i < 300; i += 2 {
+		k := []byte(fmt.Sprintf("new:%d", i))
+		if i%3 == 0 {
+			db.Delete(k)
+		} else {
+			db.Lookup(k).SetBytes(make([]byte, 5000))
+		}
+	}
+	checkCount(t, live, "changes after the swap")
+	if got := aside.DatasetBytes(); got != oldBytes {
+		t.Fatalf("changes to the swapped-in keys moved the old dataset's count to %d, want %d", got, oldBytes)
+	}
+	aside.DB(0).Flush()
+	if got := aside.DatasetBytes(); got != 0 {
+		t.Fatalf("the old dataset flushed still counts %d bytes", got)
+	}
+	checkCount(t, live, "old dataset flushed")
+}
