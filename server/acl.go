@@ -29,19 +29,19 @@ func init() {
 	register(&Command{Name: "acl", Arity: -2, Flags: []string{"sentinel"}, Group: "server", Since: "6.0.0",
 		Summary: "A container for Access List Control commands ", Complexity: "Depends on subcommand.",
 		Subs: []*Command{
-			sub("cat", -2, plain, aclCatCmd),
-			sub("deluser", -3, adm, aclDeluserCmd),
-			sub("dryrun", -4, adm, aclDryrunCmd),
-			sub("genpass", -2, plain, aclGenpassCmd),
-			sub("getuser", 3, adm, aclGetuserCmd),
-			sub("help", 2, []string{"loading", "stale", "sentinel"}, aclHelpCmd),
-			sub("list", 2, adm, func(c *Client, a [][]byte) { aclListCmd(c, a, false) }),
-			sub("load", 2, adm, aclLoadCmd),
-			sub("log", -2, adm, aclLogCmd),
-			sub("save", 2, adm, aclSaveCmd),
-			sub("setuser", -3, adm, aclSetuserCmd),
-			sub("users", 2, adm, func(c *Client, a [][]byte) { aclListCmd(c, a, true) }),
-			sub("whoami", 2, plain, aclWhoamiCmd),
+			sub("cat", -2, plain, aclCatCommand),
+			sub("deluser", -3, adm, aclDeluserCommand),
+			sub("dryrun", -4, adm, aclDryrunCommand),
+			sub("genpass", -2, plain, aclGenpassCommand),
+			sub("getuser", 3, adm, aclGetuserCommand),
+			sub("help", 2, []string{"loading", "stale", "sentinel"}, aclHelpCommand),
+			sub("list", 2, adm, aclListCommand),
+			sub("load", 2, adm, aclLoadCommand),
+			sub("log", -2, adm, aclLogCommand),
+			sub("save", 2, adm, aclSaveCommand),
+			sub("setuser", -3, adm, aclSetuserCommand),
+			sub("users", 2, adm, aclUsersCommand),
+			sub("whoami", 2, plain, aclWhoamiCommand),
 		}})
 	for _, s := range commands["acl"].Subs {
 		if d := redisDoc(s.Name); d != nil {
@@ -348,9 +348,9 @@ func (s *Server) killPubsubClients(self *Client, u *acl.User, allowed *acl.Chann
 
 // ---- the ACL command ----
 
-func aclWhoamiCmd(c *Client, args [][]byte) { c.w.BulkString(c.aclUser().Name()) }
+func aclWhoamiCommand(c *Client, args [][]byte) { c.w.BulkString(c.aclUser().Name()) }
 
-func aclSetuserCmd(c *Client, args [][]byte) {
+func aclSetuserCommand(c *Client, args [][]byte) {
 	ops := make([]string, 0, len(args)-3)
 	for _, a := range args[3:] {
 		ops = append(ops, string(a))
@@ -362,7 +362,7 @@ func aclSetuserCmd(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-func aclDeluserCmd(c *Client, args [][]byte) {
+func aclDeluserCommand(c *Client, args [][]byte) {
 	names := make([]string, 0, len(args)-2)
 	for _, a := range args[2:] {
 		names = append(names, string(a))
@@ -384,7 +384,7 @@ func (c *Client) replySelector(s acl.SelectorInfo) {
 	c.w.BulkString(s.Channels)
 }
 
-func aclGetuserCmd(c *Client, args [][]byte) {
+func aclGetuserCommand(c *Client, args [][]byte) {
 	u := c.srv.cfg.acl.User(string(args[2]))
 	if u == nil {
 		c.w.Null()
@@ -411,7 +411,10 @@ func aclGetuserCmd(c *Client, args [][]byte) {
 	}
 }
 
-func aclListCmd(c *Client, args [][]byte, names bool) {
+func aclListCommand(c *Client, args [][]byte)  { aclListGeneric(c, args, false) }
+func aclUsersCommand(c *Client, args [][]byte) { aclListGeneric(c, args, true) }
+
+func aclListGeneric(c *Client, args [][]byte, names bool) {
 	users := c.srv.cfg.acl.Users()
 	c.w.Array(len(users))
 	for _, u := range users {
@@ -423,7 +426,7 @@ func aclListCmd(c *Client, args [][]byte, names bool) {
 	}
 }
 
-func aclCatCmd(c *Client, args [][]byte) {
+func aclCatCommand(c *Client, args [][]byte) {
 	switch len(args) {
 	case 2:
 		cats := acl.Categories()
@@ -447,7 +450,7 @@ func aclCatCmd(c *Client, args [][]byte) {
 	}
 }
 
-func aclGenpassCmd(c *Client, args [][]byte) {
+func aclGenpassCommand(c *Client, args [][]byte) {
 	if len(args) > 3 {
 		c.subcommandSyntaxError(args)
 		return
@@ -467,7 +470,7 @@ func aclGenpassCmd(c *Client, args [][]byte) {
 	c.w.BulkString(acl.GeneratePassword(int(bits)))
 }
 
-func aclLogCmd(c *Client, args [][]byte) {
+func aclLogCommand(c *Client, args [][]byte) {
 	if len(args) > 3 {
 		c.subcommandSyntaxError(args)
 		return
@@ -508,7 +511,7 @@ func aclLogCmd(c *Client, args [][]byte) {
 	}
 }
 
-func aclDryrunCmd(c *Client, args [][]byte) {
+func aclDryrunCommand(c *Client, args [][]byte) {
 	u := c.srv.cfg.acl.User(string(args[2]))
 	if u == nil {
 		c.w.Error("ERR User '" + cstr(args[2]) + "' not found")
@@ -569,11 +572,11 @@ var aclHelp = []string{
 	"    Return the current connection username.",
 }
 
-func aclHelpCmd(c *Client, args [][]byte) { c.replyHelp(args[0], aclHelp) }
+func aclHelpCommand(c *Client, args [][]byte) { c.replyHelp(args[0], aclHelp) }
 
 const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
 
-func aclLoadCmd(c *Client, args [][]byte) {
+func aclLoadCommand(c *Client, args [][]byte) {
 	file := c.srv.cfg.Get("aclfile")
 	if file == "" {
 		c.w.Error(errNoACLFile)
@@ -586,7 +589,7 @@ func aclLoadCmd(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-func aclSaveCmd(c *Client, args [][]byte) {
+func aclSaveCommand(c *Client, args [][]byte) {
 	file := c.srv.cfg.Get("aclfile")
 	if file == "" {
 		c.w.Error(errNoACLFile)

@@ -21,7 +21,7 @@ func init() {
 		&Command{Name: "bitpos", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "slow"}, Group: "bitmap", Since: "2.8.7", Summary: "Find first bit set or clear in a string", Complexity: "O(N)", Fn: bitposCommand},
 		&Command{Name: "bitop", Arity: -4, Flags: []string{"write", "denyoom"}, First: 2, Last: -1, Step: 1, ACL: []string{"write", "bitmap", "slow"}, Group: "bitmap", Since: "2.6.0", Summary: "Perform bitwise operations between strings", Complexity: "O(N)", Fn: bitopCommand},
 		&Command{Name: "bitfield", Arity: -2, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "bitmap", "slow"}, Group: "bitmap", Since: "3.2.0", Summary: "Perform arbitrary bitfield integer operations on strings", Complexity: "O(1) for each subcommand specified", Fn: bitfieldCommand},
-		&Command{Name: "bitfield_ro", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "fast"}, Group: "bitmap", Since: "6.0.0", Summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", Complexity: "O(1) for each subcommand specified", Fn: bitfieldROCommand},
+		&Command{Name: "bitfield_ro", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "fast"}, Group: "bitmap", Since: "6.0.0", Summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", Complexity: "O(1) for each subcommand specified", Fn: bitfieldRoCommand},
 	)
 }
 
@@ -652,7 +652,7 @@ func signedOverflow(value, incr int64, nbits int, ow int) (int, int64) {
 }
 
 func bitfieldCommand(c *Client, args [][]byte)   { bitfieldGeneric(c, args, false) }
-func bitfieldROCommand(c *Client, args [][]byte) { bitfieldGeneric(c, args, true) }
+func bitfieldRoCommand(c *Client, args [][]byte) { bitfieldGeneric(c, args, true) }
 
 func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 	var ops []bitfieldOp

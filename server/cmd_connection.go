@@ -14,37 +14,43 @@ import (
 func init() {
 	register(
 		&Command{Name: "ping", Arity: -1, Flags: []string{"fast", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Ping the server", Complexity: "O(1)", Fn: pingCommand},
-		&Command{Name: "echo", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Echo the given string", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Bulk(args[1]) }},
+		&Command{Name: "echo", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Echo the given string", Complexity: "O(1)", Fn: echoCommand},
 		&Command{Name: "select", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Change the selected database for the current connection", Complexity: "O(1)", Fn: selectCommand},
-		&Command{Name: "quit", Arity: -1, Flags: []string{"allow_busy", "noscript", "loading", "stale", "fast", "no_auth"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Close the connection", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) {
-			c.w.OK()
-			c.closeAfterReply = true
-		}},
+		&Command{Name: "quit", Arity: -1, Flags: []string{"allow_busy", "noscript", "loading", "stale", "fast", "no_auth"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Close the connection", Complexity: "O(1)", Fn: quitCommand},
 		&Command{Name: "reset", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Reset the connection", Complexity: "O(1)", Fn: resetCommand},
 		&Command{Name: "hello", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Handshake with Redis", Complexity: "O(1)", Fn: helloCommand},
 		&Command{Name: "auth", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Authenticate to the server", Complexity: "O(N) where N is the number of passwords defined for the user", Fn: authCommand},
 		&Command{Name: "client", Arity: -2, Flags: []string{"sentinel"}, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "caching", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Instruct the server about tracking or not keys in the next request", Complexity: "O(1)", Fn: clientCachingCmd},
-			{Name: "getname", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Get the current connection name", Complexity: "O(1)", Fn: clientGetnameCmd},
-			{Name: "getredir", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Get tracking notifications redirection client ID if any", Complexity: "O(1)", Fn: clientGetredirCmd},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: clientHelpCmd},
-			{Name: "id", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Returns the client ID for the current connection", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(c.ID) }},
-			{Name: "info", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Returns information about the current client connection.", Complexity: "O(1)", Fn: clientInfoCmd},
-			{Name: "kill", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.4.0", Summary: "Kill the connection of a client", Complexity: "O(N) where N is the number of client connections", Fn: clientKillCmd},
-			{Name: "list", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.4.0", Summary: "Get the list of client connections", Complexity: "O(N) where N is the number of client connections", Fn: clientListCmd},
-			{Name: "no-evict", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.0.0", Summary: "Set client eviction mode for the current connection", Complexity: "O(1)", Fn: clientNoEvictCmd},
-			{Name: "no-touch", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Complexity: "O(1)", Fn: clientNoTouchCmd},
-			{Name: "pause", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.9.50", Summary: "Stop processing commands from clients for some time", Complexity: "O(1)", Fn: clientPauseCmd},
-			{Name: "reply", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "3.2.0", Summary: "Instruct the server whether to reply to commands", Complexity: "O(1)", Fn: clientReplyCmd},
-			{Name: "setinfo", Arity: 4, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Complexity: "O(1)", Fn: clientSetinfoCmd},
-			{Name: "setname", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Set the current connection name", Complexity: "O(1)", Fn: clientSetnameCmd},
-			{Name: "tracking", Arity: -3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Enable or disable server assisted client side caching support", Complexity: "O(1). Some options may introduce additional complexity.", Fn: clientTrackingCmd},
-			{Name: "trackinginfo", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Return information about server assisted client side caching for the current connection", Complexity: "O(1)", Fn: clientTrackinginfoCmd},
-			{Name: "unblock", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Unblock a client blocked in a blocking command from a different connection", Complexity: "O(log N) where N is the number of client connections", Fn: clientUnblockCmd},
-			{Name: "unpause", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Resume processing of clients that were paused", Complexity: "O(N) Where N is the number of paused clients", Fn: clientUnpauseCmd},
+			{Name: "caching", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Instruct the server about tracking or not keys in the next request", Complexity: "O(1)", Fn: clientCachingCommand},
+			{Name: "getname", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Get the current connection name", Complexity: "O(1)", Fn: clientGetnameCommand},
+			{Name: "getredir", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Get tracking notifications redirection client ID if any", Complexity: "O(1)", Fn: clientGetredirCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: clientHelpCommand},
+			{Name: "id", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Returns the client ID for the current connection", Complexity: "O(1)", Fn: clientIdCommand},
+			{Name: "info", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Returns information about the current client connection.", Complexity: "O(1)", Fn: clientInfoCommand},
+			{Name: "kill", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.4.0", Summary: "Kill the connection of a client", Complexity: "O(N) where N is the number of client connections", Fn: clientKillCommand},
+			{Name: "list", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.4.0", Summary: "Get the list of client connections", Complexity: "O(N) where N is the number of client connections", Fn: clientListCommand},
+			{Name: "no-evict", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.0.0", Summary: "Set client eviction mode for the current connection", Complexity: "O(1)", Fn: clientNoEvictCommand},
+			{Name: "no-touch", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Complexity: "O(1)", Fn: clientNoTouchCommand},
+			{Name: "pause", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.9.50", Summary: "Stop processing commands from clients for some time", Complexity: "O(1)", Fn: clientPauseCommand},
+			{Name: "reply", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "3.2.0", Summary: "Instruct the server whether to reply to commands", Complexity: "O(1)", Fn: clientReplyCommand},
+			{Name: "setinfo", Arity: 4, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Complexity: "O(1)", Fn: clientSetinfoCommand},
+			{Name: "setname", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Set the current connection name", Complexity: "O(1)", Fn: clientSetnameCommand},
+			{Name: "tracking", Arity: -3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Enable or disable server assisted client side caching support", Complexity: "O(1). Some options may introduce additional complexity.", Fn: clientTrackingCommand},
+			{Name: "trackinginfo", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Return information about server assisted client side caching for the current connection", Complexity: "O(1)", Fn: clientTrackinginfoCommand},
+			{Name: "unblock", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Unblock a client blocked in a blocking command from a different connection", Complexity: "O(log N) where N is the number of client connections", Fn: clientUnblockCommand},
+			{Name: "unpause", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Resume processing of clients that were paused", Complexity: "O(N) Where N is the number of paused clients", Fn: clientUnpauseCommand},
 		}},
 	)
 }
+
+func echoCommand(c *Client, args [][]byte) { c.w.Bulk(args[1]) }
+
+func quitCommand(c *Client, args [][]byte) {
+	c.w.OK()
+	c.closeAfterReply = true
+}
+
+func clientIdCommand(c *Client, args [][]byte) { c.w.Int(c.ID) }
 
 func pingCommand(c *Client, args [][]byte) {
 	if len(args) > 2 {
@@ -232,13 +238,13 @@ func (c *Client) setName(b []byte) bool {
 	return true
 }
 
-func clientSetnameCmd(c *Client, args [][]byte) {
+func clientSetnameCommand(c *Client, args [][]byte) {
 	if c.setName(args[2]) {
 		c.w.OK()
 	}
 }
 
-func clientGetnameCmd(c *Client, args [][]byte) {
+func clientGetnameCommand(c *Client, args [][]byte) {
 	if c.name == "" {
 		c.w.Null()
 		return
@@ -246,10 +252,10 @@ func clientGetnameCmd(c *Client, args [][]byte) {
 	c.w.BulkString(c.name)
 }
 
-// clientSetinfoCmd is CLIENT SETINFO as Redis 7.2 has it (go-redis,
+// clientSetinfoCommand is CLIENT SETINFO as Redis 7.2 has it (go-redis,
 // redis-py and Lettuce send it on connect; issue 2 asks for it although
 // 7.0 answers it with an unknown-subcommand error, which clients ignore).
-func clientSetinfoCmd(c *Client, args [][]byte) {
+func clientSetinfoCommand(c *Client, args [][]byte) {
 	attr, val := args[2], args[3]
 	var dst *string
 	switch {
@@ -319,7 +325,7 @@ var clientHelp = []string{
 	"    Protect current client connection from eviction.",
 }
 
-func clientHelpCmd(c *Client, args [][]byte) { c.replyHelp(args[0], clientHelp) }
+func clientHelpCommand(c *Client, args [][]byte) { c.replyHelp(args[0], clientHelp) }
 
 // replyHelp writes a HELP reply as Redis's addReplyHelp does.
 func (c *Client) replyHelp(cmd []byte, lines []string) {
@@ -337,7 +343,7 @@ func (c *Client) subcommandSyntaxError(args [][]byte) {
 	c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + trunc(string(args[1]), 128) + "'. Try " + strings.ToUpper(string(args[0])) + " HELP.")
 }
 
-func clientReplyCmd(c *Client, args [][]byte) {
+func clientReplyCommand(c *Client, args [][]byte) {
 	switch {
 	case eq(args[2], "on"):
 		c.replyOff = false
@@ -371,11 +377,11 @@ func onOff(c *Client, arg []byte, dst *bool) {
 	}
 }
 
-func clientNoEvictCmd(c *Client, args [][]byte) { onOff(c, args[2], &c.noEvict) }
-func clientNoTouchCmd(c *Client, args [][]byte) { onOff(c, args[2], &c.noTouch) }
+func clientNoEvictCommand(c *Client, args [][]byte) { onOff(c, args[2], &c.noEvict) }
+func clientNoTouchCommand(c *Client, args [][]byte) { onOff(c, args[2], &c.noTouch) }
 
-// clientPauseCmd is CLIENT PAUSE timeout [WRITE|ALL] (see pause.go).
-func clientPauseCmd(c *Client, args [][]byte) {
+// clientPauseCommand is CLIENT PAUSE timeout [WRITE|ALL] (see pause.go).
+func clientPauseCommand(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		c.subcommandSyntaxError(args)
 		return
@@ -406,12 +412,12 @@ func clientPauseCmd(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-func clientUnpauseCmd(c *Client, args [][]byte) {
+func clientUnpauseCommand(c *Client, args [][]byte) {
 	c.srv.unpauseClients()
 	c.w.OK()
 }
 
-func clientUnblockCmd(c *Client, args [][]byte) {
+func clientUnblockCommand(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		c.subcommandSyntaxError(args)
 		return
@@ -439,7 +445,7 @@ func clientUnblockCmd(c *Client, args [][]byte) {
 	c.w.Int(0)
 }
 
-// clientTrackingCmd accepts TRACKING OFF; server assisted client side
+// clientTrackingCommand accepts TRACKING OFF; server assisted client side
 // caching is not implemented, so TRACKING ON is refused.
 // clientByID returns the connected client with the given id, or nil.
 func (s *Server) clientByID(id int64) *Client {
@@ -660,13 +666,13 @@ func (c *Client) laddrString() string {
 	return c.laddr
 }
 
-func clientInfoCmd(c *Client, args [][]byte) {
+func clientInfoCommand(c *Client, args [][]byte) {
 	b := c.appendClientInfo(nil, c, commands["client"].sub["info"], argvLen(args))
 	b = append(b, '\n')
 	c.w.Verbatim("txt", string(b))
 }
 
-func clientListCmd(c *Client, args [][]byte) {
+func clientListCommand(c *Client, args [][]byte) {
 	self := commands["client"].sub["list"]
 	typ := -1
 	var ids []*Client
@@ -708,7 +714,7 @@ func clientListCmd(c *Client, args [][]byte) {
 	c.w.Verbatim("txt", string(b))
 }
 
-func clientKillCmd(c *Client, args [][]byte) {
+func clientKillCommand(c *Client, args [][]byte) {
 	var addr, laddr []byte
 	typ := -1
 	var id int64

@@ -21,9 +21,9 @@ func init() {
 		&Command{Name: "geohash", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Returns members of a geospatial index as standard geohash strings", Complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.", Fn: geohashCommand},
 		&Command{Name: "geopos", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Returns longitude and latitude of members of a geospatial index", Complexity: "O(N) where N is the number of members requested.", Fn: geoposCommand},
 		&Command{Name: "georadius", Arity: -6, Flags: []string{"write", "denyoom", "movablekeys"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", Complexity: searchComplexity, Keys: georadiusKeys, Fn: georadiusCommand},
-		&Command{Name: "georadius_ro", Arity: -6, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.10", Summary: "A read-only variant for GEORADIUS", Complexity: searchComplexity, Fn: georadiusroCommand},
+		&Command{Name: "georadius_ro", Arity: -6, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.10", Summary: "A read-only variant for GEORADIUS", Complexity: searchComplexity, Fn: georadiusRoCommand},
 		&Command{Name: "georadiusbymember", Arity: -5, Flags: []string{"write", "denyoom", "movablekeys"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", Complexity: searchComplexity, Keys: georadiusKeys, Fn: georadiusbymemberCommand},
-		&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.10", Summary: "A read-only variant for GEORADIUSBYMEMBER", Complexity: searchComplexity, Fn: georadiusbymemberroCommand},
+		&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.10", Summary: "A read-only variant for GEORADIUSBYMEMBER", Complexity: searchComplexity, Fn: georadiusbymemberRoCommand},
 		&Command{Name: "geosearch", Arity: -7, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", Complexity: searchBoxComplexity, Fn: geosearchCommand},
 		&Command{Name: "geosearchstore", Arity: -8, Flags: []string{"write", "denyoom"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", Complexity: searchBoxComplexity, Fn: geosearchstoreCommand},
 	)
@@ -331,10 +331,10 @@ func georadiusCommand(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, g
 func georadiusbymemberCommand(c *Client, args [][]byte) {
 	georadiusGeneric(c, args, 1, geoRadiusMember)
 }
-func georadiusroCommand(c *Client, args [][]byte) {
+func georadiusRoCommand(c *Client, args [][]byte) {
 	georadiusGeneric(c, args, 1, geoRadiusCoords|geoNoStore)
 }
-func georadiusbymemberroCommand(c *Client, args [][]byte) {
+func georadiusbymemberRoCommand(c *Client, args [][]byte) {
 	georadiusGeneric(c, args, 1, geoRadiusMember|geoNoStore)
 }
 func geosearchCommand(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoSearch) }

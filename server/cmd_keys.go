@@ -27,43 +27,51 @@ func init() {
 		&Command{Name: "keys", Arity: 2, Flags: []string{"readonly", "lock_all"}, ACL: keyspaceACL("read", "slow", "dangerous"), Group: "generic", Since: "1.0.0", Summary: "Find all keys matching the given pattern", Complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", Fn: keysCommand},
 		&Command{Name: "scan", Arity: -2, Flags: []string{"readonly", "lock_all"}, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.8.0", Summary: "Incrementally iterate the keys space", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", Fn: scanCommand},
 		&Command{Name: "randomkey", Arity: 1, Flags: []string{"readonly", "lock_all"}, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "1.0.0", Summary: "Return a random key from the keyspace", Complexity: "O(1)", Fn: randomkeyCommand},
-		&Command{Name: "rename", Arity: 3, Flags: []string{"write"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "slow"), Group: "generic", Since: "1.0.0", Summary: "Rename a key", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { renameGeneric(c, args, false) }},
-		&Command{Name: "renamenx", Arity: 3, Flags: []string{"write", "fast"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Rename a key, only if the new key does not exist", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { renameGeneric(c, args, true) }},
+		&Command{Name: "rename", Arity: 3, Flags: []string{"write"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "slow"), Group: "generic", Since: "1.0.0", Summary: "Rename a key", Complexity: "O(1)", Fn: renameCommand},
+		&Command{Name: "renamenx", Arity: 3, Flags: []string{"write", "fast"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Rename a key, only if the new key does not exist", Complexity: "O(1)", Fn: renamenxCommand},
 		&Command{Name: "copy", Arity: -3, Flags: []string{"write", "denyoom", "lock_all"}, First: 1, Last: 2, Step: 1, ACL: keyspaceACL("write", "slow"), Group: "generic", Since: "6.2.0", Summary: "Copy a key", Complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", Fn: copyCommand},
 		&Command{Name: "move", Arity: 3, Flags: []string{"write", "fast", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Move a key to another database", Complexity: "O(1)", Fn: moveCommand},
 		&Command{Name: "touch", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: -1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "3.2.1", Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Complexity: "O(N) where N is the number of keys that will be touched.", Fn: touchCommand},
-		&Command{Name: "expire", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Set a key's time to live in seconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "expire", false, false) }},
-		&Command{Name: "pexpire", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.6.0", Summary: "Set a key's time to live in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "pexpire", false, true) }},
-		&Command{Name: "expireat", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.2.0", Summary: "Set the expiration for a key as a UNIX timestamp", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "expireat", true, false) }},
-		&Command{Name: "pexpireat", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.6.0", Summary: "Set the expiration for a key as a UNIX timestamp specified in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { expireGeneric(c, args, "pexpireat", true, true) }},
-		&Command{Name: "ttl", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "1.0.0", Summary: "Get the time to live for a key in seconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, false, false) }},
-		&Command{Name: "pttl", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "2.6.0", Summary: "Get the time to live for a key in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, true, false) }},
-		&Command{Name: "expiretime", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, false, true) }},
-		&Command{Name: "pexpiretime", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key in milliseconds", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { ttlGeneric(c, args, true, true) }},
+		&Command{Name: "expire", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.0.0", Summary: "Set a key's time to live in seconds", Complexity: "O(1)", Fn: expireCommand},
+		&Command{Name: "pexpire", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.6.0", Summary: "Set a key's time to live in milliseconds", Complexity: "O(1)", Fn: pexpireCommand},
+		&Command{Name: "expireat", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "1.2.0", Summary: "Set the expiration for a key as a UNIX timestamp", Complexity: "O(1)", Fn: expireatCommand},
+		&Command{Name: "pexpireat", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.6.0", Summary: "Set the expiration for a key as a UNIX timestamp specified in milliseconds", Complexity: "O(1)", Fn: pexpireatCommand},
+		&Command{Name: "ttl", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "1.0.0", Summary: "Get the time to live for a key in seconds", Complexity: "O(1)", Fn: ttlCommand},
+		&Command{Name: "pttl", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "2.6.0", Summary: "Get the time to live for a key in milliseconds", Complexity: "O(1)", Fn: pttlCommand},
+		&Command{Name: "expiretime", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key", Complexity: "O(1)", Fn: expiretimeCommand},
+		&Command{Name: "pexpiretime", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("read", "fast"), Group: "generic", Since: "7.0.0", Summary: "Get the expiration Unix timestamp for a key in milliseconds", Complexity: "O(1)", Fn: pexpiretimeCommand},
 		&Command{Name: "persist", Arity: 2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: keyspaceACL("write", "fast"), Group: "generic", Since: "2.2.0", Summary: "Remove the expiration from a key", Complexity: "O(1)", Fn: persistCommand},
 		&Command{Name: "object", Arity: -2, ACL: []string{"slow"}, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "encoding", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Inspect the internal encoding of a Redis object", Complexity: "O(1)", Fn: objectEncodingCommand},
 			{Name: "freq", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "4.0.0", Summary: "Get the logarithmic access frequency counter of a Redis object", Complexity: "O(1)", Fn: objectFreqCommand},
 			{Name: "idletime", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Get the time since a Redis object was last accessed", Complexity: "O(1)", Fn: objectIdletimeCommand},
 			{Name: "refcount", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: keyspaceACL("read", "slow"), Group: "generic", Since: "2.2.3", Summary: "Get the number of references to the value of the key", Complexity: "O(1)", Fn: objectRefcountCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"keyspace", "slow"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp([]byte("OBJECT"), objectHelp) }},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"keyspace", "slow"}, Group: "generic", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: objectHelpCommand},
 		}},
 		&Command{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "usage", Arity: -3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: []string{"read", "slow"}, Group: "server", Since: "4.0.0", Summary: "Estimate the memory usage of a key", Complexity: "O(N) where N is the number of samples.", Fn: memoryUsageCommand},
 			{Name: "doctor", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Outputs memory problems report", Complexity: "O(1)", Fn: memoryDoctorCommand},
 			{Name: "stats", Arity: 2, Flags: []string{"lock_all"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show memory usage details", Complexity: "O(1)", Fn: memoryStatsCommand},
 			{Name: "purge", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Ask the allocator to release memory", Complexity: "Depends on how much memory is allocated, could be slow", Fn: memoryPurgeCommand},
-			{Name: "malloc-stats", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show allocator internal stats", Complexity: "Depends on how much memory is allocated, could be slow", Fn: func(c *Client, args [][]byte) {
-				c.w.BulkString("Stats not supported for the current allocator")
-			}},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.replyHelp([]byte("MEMORY"), memoryHelp) }},
+			{Name: "malloc-stats", Arity: 2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show allocator internal stats", Complexity: "Depends on how much memory is allocated, could be slow", Fn: memoryMallocStatsCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "server", Since: "4.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: memoryHelpCommand},
 		}},
-		&Command{Name: "dbsize", Arity: 1, Flags: []string{"readonly", "fast", "lock_all"}, ACL: keyspaceACL("read", "fast"), Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(int64(c.DB().Size())) }},
+		&Command{Name: "dbsize", Arity: 1, Flags: []string{"readonly", "fast", "lock_all"}, ACL: keyspaceACL("read", "fast"), Group: "server", Since: "1.0.0", Summary: "Return the number of keys in the selected database", Complexity: "O(1)", Fn: dbsizeCommand},
 		&Command{Name: "flushdb", Arity: -1, Flags: []string{"write", "lock_all"}, ACL: keyspaceACL("write", "slow", "dangerous"), Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database", Complexity: "O(N) where N is the number of keys in the selected database", Fn: flushdbCommand},
 		&Command{Name: "flushall", Arity: -1, Flags: []string{"write", "lock_all"}, ACL: keyspaceACL("write", "slow", "dangerous"), Group: "server", Since: "1.0.0", Summary: "Remove all keys from all databases", Complexity: "O(N) where N is the total number of keys in all databases", Fn: flushallCommand},
 		&Command{Name: "swapdb", Arity: 3, Flags: []string{"write", "fast", "lock_all"}, ACL: keyspaceACL("write", "fast", "dangerous"), Group: "server", Since: "4.0.0", Summary: "Swaps two Redis databases", Complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.", Fn: swapdbCommand},
 	)
 }
+
+func objectHelpCommand(c *Client, args [][]byte) { c.replyHelp([]byte("OBJECT"), objectHelp) }
+
+func memoryMallocStatsCommand(c *Client, args [][]byte) {
+	c.w.BulkString("Stats not supported for the current allocator")
+}
+
+func memoryHelpCommand(c *Client, args [][]byte) { c.replyHelp([]byte("MEMORY"), memoryHelp) }
+
+func dbsizeCommand(c *Client, args [][]byte) { c.w.Int(int64(c.DB().Size())) }
 
 // Hooks for the collection types, set by their files' init functions.
 var (
@@ -294,6 +302,9 @@ func randomkeyCommand(c *Client, args [][]byte) {
 
 // RENAME, RENAMENX, MOVE, COPY
 
+func renameCommand(c *Client, args [][]byte)   { renameGeneric(c, args, false) }
+func renamenxCommand(c *Client, args [][]byte) { renameGeneric(c, args, true) }
+
 func renameGeneric(c *Client, args [][]byte, nx bool) {
 	db := c.DB()
 	src, dst := args[1], args[2]
@@ -446,6 +457,11 @@ const (
 	expireLT
 )
 
+func expireCommand(c *Client, args [][]byte)    { expireGeneric(c, args, "expire", false, false) }
+func pexpireCommand(c *Client, args [][]byte)   { expireGeneric(c, args, "pexpire", false, true) }
+func expireatCommand(c *Client, args [][]byte)  { expireGeneric(c, args, "expireat", true, false) }
+func pexpireatCommand(c *Client, args [][]byte) { expireGeneric(c, args, "pexpireat", true, true) }
+
 func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 	flags := 0
 	for _, a := range args[3:] {
@@ -523,6 +539,11 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 }
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME
+
+func ttlCommand(c *Client, args [][]byte)         { ttlGeneric(c, args, false, false) }
+func pttlCommand(c *Client, args [][]byte)        { ttlGeneric(c, args, true, false) }
+func expiretimeCommand(c *Client, args [][]byte)  { ttlGeneric(c, args, false, true) }
+func pexpiretimeCommand(c *Client, args [][]byte) { ttlGeneric(c, args, true, true) }
 
 func ttlGeneric(c *Client, args [][]byte, ms, abs bool) {
 	db := c.DB()

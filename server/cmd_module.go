@@ -6,16 +6,18 @@ package server
 func init() {
 	register(
 		&Command{Name: "module", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for module commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: moduleHelpCmd},
-			{Name: "list", Arity: 2, Flags: []string{"admin", "noscript"}, Group: "server", Since: "4.0.0", Summary: "List all modules loaded by the server", Complexity: "O(N) where N is the number of loaded modules.", Fn: func(c *Client, args [][]byte) { c.w.Array(0) }},
-			{Name: "load", Arity: -3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "4.0.0", Summary: "Load a module", Complexity: "O(1)", Fn: moduleLoadCmd},
-			{Name: "loadex", Arity: -3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "7.0.0", Summary: "Load a module with extended parameters", Complexity: "O(1)", Fn: moduleLoadCmd},
-			{Name: "unload", Arity: 3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "4.0.0", Summary: "Unload a module", Complexity: "O(1)", Fn: moduleUnloadCmd},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: moduleHelpCommand},
+			{Name: "list", Arity: 2, Flags: []string{"admin", "noscript"}, Group: "server", Since: "4.0.0", Summary: "List all modules loaded by the server", Complexity: "O(N) where N is the number of loaded modules.", Fn: moduleListCommand},
+			{Name: "load", Arity: -3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "4.0.0", Summary: "Load a module", Complexity: "O(1)", Fn: moduleLoadCommand},
+			{Name: "loadex", Arity: -3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "7.0.0", Summary: "Load a module with extended parameters", Complexity: "O(1)", Fn: moduleLoadCommand},
+			{Name: "unload", Arity: 3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "4.0.0", Summary: "Unload a module", Complexity: "O(1)", Fn: moduleUnloadCommand},
 		}},
 	)
 }
 
-func moduleHelpCmd(c *Client, args [][]byte) {
+func moduleListCommand(c *Client, args [][]byte) { c.w.Array(0) }
+
+func moduleHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp(args[0], []string{
 		"LIST",
 		"    Return a list of loaded modules.",
@@ -37,14 +39,14 @@ func (c *Client) moduleAllowed() bool {
 	return false
 }
 
-func moduleLoadCmd(c *Client, args [][]byte) {
+func moduleLoadCommand(c *Client, args [][]byte) {
 	if c.moduleAllowed() {
 		// Sluice runs no C modules: every load fails as a bad path does.
 		c.w.Error("ERR Error loading the extension. Please check the server logs.")
 	}
 }
 
-func moduleUnloadCmd(c *Client, args [][]byte) {
+func moduleUnloadCommand(c *Client, args [][]byte) {
 	if c.moduleAllowed() {
 		c.w.Error("ERR Error unloading module: no such module with that name")
 	}

@@ -18,43 +18,55 @@ import (
 func init() {
 	register(
 		&Command{Name: "config", Arity: -2, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "get", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.0.0", Summary: "Get the values of configuration parameters", Complexity: "O(N) when N is the number of configuration parameters provided", Fn: configGetCmd},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: configHelpCmd},
-			{Name: "resetstat", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.0.0", Summary: "Reset the stats returned by INFO", Complexity: "O(1)", Fn: configResetstatCmd},
-			{Name: "rewrite", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.0", Summary: "Rewrite the configuration file with the in memory configuration", Complexity: "O(1)", Fn: configRewriteCmd},
-			{Name: "set", Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.0.0", Summary: "Set configuration parameters to the given values", Complexity: "O(N) when N is the number of configuration parameters provided", Fn: configSetCmd},
+			{Name: "get", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.0.0", Summary: "Get the values of configuration parameters", Complexity: "O(N) when N is the number of configuration parameters provided", Fn: configGetCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: configHelpCommand},
+			{Name: "resetstat", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.0.0", Summary: "Reset the stats returned by INFO", Complexity: "O(1)", Fn: configResetstatCommand},
+			{Name: "rewrite", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.0", Summary: "Rewrite the configuration file with the in memory configuration", Complexity: "O(1)", Fn: configRewriteCommand},
+			{Name: "set", Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.0.0", Summary: "Set configuration parameters to the given values", Complexity: "O(N) when N is the number of configuration parameters provided", Fn: configSetCommand},
 		}},
 		&Command{Name: "command", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Get array of Redis command details", Complexity: "O(N) where N is the total number of Redis commands", Fn: commandCommand, Subs: []*Command{
-			{Name: "count", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Get total number of Redis commands", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(int64(len(commands))) }},
-			{Name: "docs", Arity: -2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "7.0.0", Summary: "Get array of specific Redis command documentation", Complexity: "O(N) where N is the number of commands to look up", Fn: commandDocsCmd},
-			{Name: "getkeys", Arity: -4, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Extract keys given a full Redis command", Complexity: "O(N) where N is the number of arguments to the command", Fn: func(c *Client, args [][]byte) { commandGetKeys(c, args, false) }},
-			{Name: "getkeysandflags", Arity: -4, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "7.0.0", Summary: "Extract keys and access flags given a full Redis command", Complexity: "O(N) where N is the number of arguments to the command", Fn: func(c *Client, args [][]byte) { commandGetKeys(c, args, true) }},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: commandHelpCmd},
-			{Name: "info", Arity: -2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Get array of specific Redis command details, or all when no argument is given.", Complexity: "O(N) where N is the number of commands to look up", Fn: commandInfoCmd},
-			{Name: "list", Arity: -2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "7.0.0", Summary: "Get an array of Redis command names", Complexity: "O(N) where N is the total number of Redis commands", Fn: commandListCmd},
+			{Name: "count", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Get total number of Redis commands", Complexity: "O(1)", Fn: commandCountCommand},
+			{Name: "docs", Arity: -2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "7.0.0", Summary: "Get array of specific Redis command documentation", Complexity: "O(N) where N is the number of commands to look up", Fn: commandDocsCommand},
+			{Name: "getkeys", Arity: -4, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Extract keys given a full Redis command", Complexity: "O(N) where N is the number of arguments to the command", Fn: commandGetkeysCommand},
+			{Name: "getkeysandflags", Arity: -4, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "7.0.0", Summary: "Extract keys and access flags given a full Redis command", Complexity: "O(N) where N is the number of arguments to the command", Fn: commandGetkeysandflagsCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: commandHelpCommand},
+			{Name: "info", Arity: -2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "2.8.13", Summary: "Get array of specific Redis command details, or all when no argument is given.", Complexity: "O(N) where N is the number of commands to look up", Fn: commandInfoCommand},
+			{Name: "list", Arity: -2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "server", Since: "7.0.0", Summary: "Get an array of Redis command names", Complexity: "O(N) where N is the total number of Redis commands", Fn: commandListCommand},
 		}},
 		&Command{Name: "time", Arity: 1, Flags: []string{"loading", "stale", "fast"}, Group: "server", Since: "2.6.0", Summary: "Return the current server time", Complexity: "O(1)", Fn: timeCommand},
-		&Command{Name: "lastsave", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"admin", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get the UNIX time stamp of the last successful save to disk", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(c.srv.LastSave()) }},
+		&Command{Name: "lastsave", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"admin", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get the UNIX time stamp of the last successful save to disk", Complexity: "O(1)", Fn: lastsaveCommand},
 		&Command{Name: "shutdown", Arity: -1, Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "sentinel", "allow_busy"}, Group: "server", Since: "1.0.0", Summary: "Synchronously save the dataset to disk and then shut down the server", Complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", Fn: shutdownCommand},
 		&Command{Name: "debug", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale", "protected"}, Group: "server", Since: "1.0.0", Summary: "A container for debugging commands", Complexity: "Depends on subcommand.", Fn: debugCommand},
 		&Command{Name: "slowlog", Arity: -2, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "get", Arity: -2, Flags: []string{"admin", "loading", "stale"}, Group: "server", Since: "2.2.12", Summary: "Get the slow log's entries", Complexity: "O(N) where N is the number of entries returned", Fn: slowlogGetCmd},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: slowlogHelpCmd},
-			{Name: "len", Arity: 2, Flags: []string{"admin", "loading", "stale"}, Group: "server", Since: "2.2.12", Summary: "Get the slow log's length", Complexity: "O(1)", Fn: func(c *Client, args [][]byte) { c.w.Int(int64(c.srv.slowlog.len())) }},
-			{Name: "reset", Arity: 2, Flags: []string{"admin", "loading", "stale"}, Group: "server", Since: "2.2.12", Summary: "Clear all entries from the slow log", Complexity: "O(N) where N is the number of entries in the slowlog", Fn: func(c *Client, args [][]byte) { c.srv.slowlog.reset(); c.w.OK() }},
+			{Name: "get", Arity: -2, Flags: []string{"admin", "loading", "stale"}, Group: "server", Since: "2.2.12", Summary: "Get the slow log's entries", Complexity: "O(N) where N is the number of entries returned", Fn: slowlogGetCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "6.2.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: slowlogHelpCommand},
+			{Name: "len", Arity: 2, Flags: []string{"admin", "loading", "stale"}, Group: "server", Since: "2.2.12", Summary: "Get the slow log's length", Complexity: "O(1)", Fn: slowlogLenCommand},
+			{Name: "reset", Arity: 2, Flags: []string{"admin", "loading", "stale"}, Group: "server", Since: "2.2.12", Summary: "Clear all entries from the slow log", Complexity: "O(N) where N is the number of entries in the slowlog", Fn: slowlogResetCommand},
 		}},
 		&Command{Name: "latency", Arity: -2, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "doctor", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a human readable latency analysis report.", Complexity: "O(1)", Fn: latencyDoctorCmd},
-			{Name: "graph", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a latency graph for the event.", Complexity: "O(1)", Fn: latencyGraphCmd},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Show helpful text about the different subcommands.", Complexity: "O(1)", Fn: latencyHelpCmd},
-			{Name: "histogram", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "7.0.0", Summary: "Return the cumulative distribution of latencies of a subset of commands or all.", Complexity: "O(N) where N is the number of commands with latency information being retrieved.", Fn: latencyHistogramCmd},
-			{Name: "history", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return timestamp-latency samples for the event.", Complexity: "O(1)", Fn: latencyHistoryCmd},
-			{Name: "latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return the latest latency samples for all events.", Complexity: "O(1)", Fn: latencyLatestCmd},
-			{Name: "reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Reset latency data for one or more events.", Complexity: "O(1)", Fn: latencyResetCmd},
+			{Name: "doctor", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a human readable latency analysis report.", Complexity: "O(1)", Fn: latencyDoctorCommand},
+			{Name: "graph", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return a latency graph for the event.", Complexity: "O(1)", Fn: latencyGraphCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Show helpful text about the different subcommands.", Complexity: "O(1)", Fn: latencyHelpCommand},
+			{Name: "histogram", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "7.0.0", Summary: "Return the cumulative distribution of latencies of a subset of commands or all.", Complexity: "O(N) where N is the number of commands with latency information being retrieved.", Fn: latencyHistogramCommand},
+			{Name: "history", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return timestamp-latency samples for the event.", Complexity: "O(1)", Fn: latencyHistoryCommand},
+			{Name: "latest", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Return the latest latency samples for all events.", Complexity: "O(1)", Fn: latencyLatestCommand},
+			{Name: "reset", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, Group: "server", Since: "2.8.13", Summary: "Reset latency data for one or more events.", Complexity: "O(1)", Fn: latencyResetCommand},
 		}},
 		&Command{Name: "role", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "sentinel"}, ACL: []string{"admin", "dangerous"}, Group: "server", Since: "2.8.12", Summary: "Return the role of the instance in the context of replication", Complexity: "O(1)", Fn: roleCommand},
 	)
 }
+
+func commandCountCommand(c *Client, args [][]byte) { c.w.Int(int64(len(commands))) }
+
+func commandGetkeysCommand(c *Client, args [][]byte) { commandGetKeys(c, args, false) }
+
+func commandGetkeysandflagsCommand(c *Client, args [][]byte) { commandGetKeys(c, args, true) }
+
+func lastsaveCommand(c *Client, args [][]byte) { c.w.Int(c.srv.LastSave()) }
+
+func slowlogLenCommand(c *Client, args [][]byte) { c.w.Int(int64(c.srv.slowlog.len())) }
+
+func slowlogResetCommand(c *Client, args [][]byte) { c.srv.slowlog.reset(); c.w.OK() }
 
 // LastSave returns the unix time of the last successful save (the start
 // time when nothing was saved), as LASTSAVE reports it.
@@ -80,7 +92,7 @@ func timeCommand(c *Client, args [][]byte) {
 
 // ---- CONFIG ----
 
-func configGetCmd(c *Client, args [][]byte) {
+func configGetCommand(c *Client, args [][]byte) {
 	pats := make([]string, 0, len(args)-2)
 	for _, a := range args[2:] {
 		pats = append(pats, string(a))
@@ -112,7 +124,7 @@ func (c *Client) allowProtected(setting string) bool {
 	return setting == "yes" || setting == "local" && c.isLocalClient()
 }
 
-func configSetCmd(c *Client, args [][]byte) {
+func configSetCommand(c *Client, args [][]byte) {
 	if len(args)%2 != 0 {
 		c.w.Error(errSyntax)
 		return
@@ -212,7 +224,7 @@ func configArgName(p *param, arg []byte) string {
 	return p.name
 }
 
-func configHelpCmd(c *Client, args [][]byte) {
+func configHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp(args[0], []string{
 		"GET <pattern>",
 		"    Return parameters matching the glob-like <pattern> and their values.",
@@ -225,7 +237,7 @@ func configHelpCmd(c *Client, args [][]byte) {
 	})
 }
 
-func configResetstatCmd(c *Client, args [][]byte) {
+func configResetstatCommand(c *Client, args [][]byte) {
 	c.srv.ResetStats()
 	c.w.OK()
 }
@@ -248,7 +260,7 @@ func (s *Server) ResetStats() {
 	s.statResets.Add(1)
 }
 
-func configRewriteCmd(c *Client, args [][]byte) {
+func configRewriteCommand(c *Client, args [][]byte) {
 	path := c.srv.cfg.File()
 	if path == "" {
 		c.w.Error("ERR The server is running without a config file")
@@ -495,7 +507,7 @@ func lookupFullName(name []byte) *Command {
 	return commands[s]
 }
 
-func commandInfoCmd(c *Client, args [][]byte) {
+func commandInfoCommand(c *Client, args [][]byte) {
 	if len(args) == 2 {
 		commandCommand(c, args)
 		return
@@ -575,7 +587,7 @@ func (c *Client) replyCommandDocs(cmd *Command) {
 	}
 }
 
-func commandDocsCmd(c *Client, args [][]byte) {
+func commandDocsCommand(c *Client, args [][]byte) {
 	var list []*Command
 	if len(args) == 2 {
 		list = sortedCommands()
@@ -593,7 +605,7 @@ func commandDocsCmd(c *Client, args [][]byte) {
 	}
 }
 
-func commandListCmd(c *Client, args [][]byte) {
+func commandListCommand(c *Client, args [][]byte) {
 	var filter func(cmd *Command) bool
 	for i := 2; i < len(args); i++ {
 		if !eq(args[i], "filterby") || len(args)-1-i != 2 {
@@ -641,7 +653,7 @@ func commandListCmd(c *Client, args [][]byte) {
 	}
 }
 
-func commandHelpCmd(c *Client, args [][]byte) {
+func commandHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp(args[0], []string{
 		"(no subcommand)",
 		"    Return details about all Redis commands.",
@@ -910,7 +922,7 @@ func (c *Client) RecordSlow(args [][]byte, usec int64) {
 	l.mu.Unlock()
 }
 
-func slowlogGetCmd(c *Client, args [][]byte) {
+func slowlogGetCommand(c *Client, args [][]byte) {
 	if len(args) > 3 {
 		c.subcommandSyntaxError(args)
 		return
@@ -947,7 +959,7 @@ func slowlogGetCmd(c *Client, args [][]byte) {
 	}
 }
 
-func slowlogHelpCmd(c *Client, args [][]byte) {
+func slowlogHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp(args[0], []string{
 		"GET [<count>]",
 		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
@@ -963,7 +975,7 @@ func slowlogHelpCmd(c *Client, args [][]byte) {
 
 // ---- LATENCY ----
 
-func latencyDoctorCmd(c *Client, args [][]byte) {
+func latencyDoctorCommand(c *Client, args [][]byte) {
 	if c.srv.cfg.latencyThresh.Load() == 0 {
 		c.w.Verbatim("txt", "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
 		return
@@ -1001,7 +1013,7 @@ func latencyDoctorCmd(c *Client, args [][]byte) {
 	c.w.Verbatim("txt", b.String())
 }
 
-func latencyHelpCmd(c *Client, args [][]byte) {
+func latencyHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp(args[0], []string{
 		"DOCTOR",
 		"    Return a human readable latency analysis report.",

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(
 		&Command{Name: "sort", Arity: -2, Flags: []string{"write", "denyoom", "movablekeys", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "set", "sortedset", "list", "slow", "dangerous"}, Group: "generic", Since: "1.0.0", Summary: "Sort the elements in a list, set or sorted set", Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", Keys: sortKeys, Fn: sortCommand},
-		&Command{Name: "sort_ro", Arity: -2, Flags: []string{"readonly", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "sortedset", "list", "slow", "dangerous"}, Group: "generic", Since: "7.0.0", Summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", Fn: sortroCommand},
+		&Command{Name: "sort_ro", Arity: -2, Flags: []string{"readonly", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "sortedset", "list", "slow", "dangerous"}, Group: "generic", Since: "7.0.0", Summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", Fn: sortRoCommand},
 	)
 }
 
@@ -51,7 +51,7 @@ func sortKeys(args [][]byte) []int {
 }
 
 func sortCommand(c *Client, args [][]byte)   { sortGeneric(c, args, false) }
-func sortroCommand(c *Client, args [][]byte) { sortGeneric(c, args, true) }
+func sortRoCommand(c *Client, args [][]byte) { sortGeneric(c, args, true) }
 
 // sortItem is one element of the vector being sorted.
 type sortItem struct {

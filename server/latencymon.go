@@ -82,7 +82,7 @@ func (m *latencyMonitor) sortedEvents() []string {
 	return names
 }
 
-func latencyLatestCmd(c *Client, args [][]byte) {
+func latencyLatestCommand(c *Client, args [][]byte) {
 	m := &c.srv.latmon
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -99,7 +99,7 @@ func latencyLatestCmd(c *Client, args [][]byte) {
 	}
 }
 
-func latencyHistoryCmd(c *Client, args [][]byte) {
+func latencyHistoryCommand(c *Client, args [][]byte) {
 	m := &c.srv.latmon
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -117,7 +117,7 @@ func latencyHistoryCmd(c *Client, args [][]byte) {
 	}
 }
 
-func latencyResetCmd(c *Client, args [][]byte) {
+func latencyResetCommand(c *Client, args [][]byte) {
 	m := &c.srv.latmon
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -136,9 +136,9 @@ func latencyResetCmd(c *Client, args [][]byte) {
 	c.w.Int(int64(n))
 }
 
-// latencyGraphCmd draws event's samples as columns, highest at the top,
+// latencyGraphCommand draws event's samples as columns, highest at the top,
 // with how long ago each was taken under it.
-func latencyGraphCmd(c *Client, args [][]byte) {
+func latencyGraphCommand(c *Client, args [][]byte) {
 	m := &c.srv.latmon
 	m.mu.Lock()
 	ts := m.events[string(args[2])]

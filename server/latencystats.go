@@ -220,10 +220,10 @@ func writeCDF(c *Client, counts *[histCounts]int64, total int64) {
 	}
 }
 
-// latencyHistogramCmd: LATENCY HISTOGRAM [command ...], every command
+// latencyHistogramCommand: LATENCY HISTOGRAM [command ...], every command
 // with latency data, or the ones named (a container command names its
 // subcommands).
-func latencyHistogramCmd(c *Client, args [][]byte) {
+func latencyHistogramCommand(c *Client, args [][]byte) {
 	s := c.srv
 	var counts [histCounts]int64
 	type entry struct {

@@ -24,12 +24,12 @@ func init() {
 		&Command{Name: "publish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast", "may_replicate"}, ACL: []string{"pubsub", "fast"}, Group: "pubsub", Since: "2.0.0", Summary: "Posts a message to a channel.", Complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", Fn: publishCommand},
 		&Command{Name: "spublish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast", "may_replicate"}, ACL: []string{"pubsub", "fast"}, Group: "pubsub", Since: "7.0.0", Summary: "Post a message to a shard channel", Complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.", Fn: spublishCommand},
 		&Command{Name: "pubsub", Arity: -2, ACL: []string{"slow"}, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands.", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "channels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns the active channels.", Complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", Fn: pubsubChannels},
-			{Name: "numsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of subscribers to channels.", Complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels", Fn: pubsubNumsub},
-			{Name: "numpat", Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of unique pattern subscriptions.", Complexity: "O(1)", Fn: pubsubNumpat},
-			{Name: "shardchannels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Returns the active shard channels.", Complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).", Fn: pubsubShardChannels},
-			{Name: "shardnumsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Returns the count of subscribers of shard channels.", Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", Fn: pubsubShardNumsub},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "pubsub", Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Complexity: "O(1)", Fn: pubsubHelp},
+			{Name: "channels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns the active channels.", Complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", Fn: pubsubChannelsCommand},
+			{Name: "numsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of subscribers to channels.", Complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels", Fn: pubsubNumsubCommand},
+			{Name: "numpat", Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of unique pattern subscriptions.", Complexity: "O(1)", Fn: pubsubNumpatCommand},
+			{Name: "shardchannels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Returns the active shard channels.", Complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).", Fn: pubsubShardchannelsCommand},
+			{Name: "shardnumsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Returns the count of subscribers of shard channels.", Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", Fn: pubsubShardnumsubCommand},
+			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "pubsub", Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Complexity: "O(1)", Fn: pubsubHelpCommand},
 		}},
 	)
 }
@@ -416,8 +416,8 @@ func (c *Client) overOutputLimit(size int64) bool {
 	return false
 }
 
-func pubsubChannels(c *Client, args [][]byte) { c.listChannels(args, false) }
-func pubsubShardChannels(c *Client, args [][]byte) {
+func pubsubChannelsCommand(c *Client, args [][]byte) { c.listChannels(args, false) }
+func pubsubShardchannelsCommand(c *Client, args [][]byte) {
 	c.listChannels(args, true)
 }
 
@@ -447,8 +447,8 @@ func (c *Client) listChannels(args [][]byte, shard bool) {
 	}
 }
 
-func pubsubNumsub(c *Client, args [][]byte)      { c.numsub(args, false) }
-func pubsubShardNumsub(c *Client, args [][]byte) { c.numsub(args, true) }
+func pubsubNumsubCommand(c *Client, args [][]byte)      { c.numsub(args, false) }
+func pubsubShardnumsubCommand(c *Client, args [][]byte) { c.numsub(args, true) }
 
 func (c *Client) numsub(args [][]byte, shard bool) {
 	r := &c.srv.pubsub
@@ -466,7 +466,7 @@ func (c *Client) numsub(args [][]byte, shard bool) {
 	}
 }
 
-func pubsubNumpat(c *Client, args [][]byte) {
+func pubsubNumpatCommand(c *Client, args [][]byte) {
 	r := &c.srv.pubsub
 	r.mu.RLock()
 	n := len(r.patterns)
@@ -474,7 +474,7 @@ func pubsubNumpat(c *Client, args [][]byte) {
 	c.w.Int(int64(n))
 }
 
-func pubsubHelp(c *Client, args [][]byte) {
+func pubsubHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp([]byte("PUBSUB"), []string{
 		"CHANNELS [<pattern>]",
 		"    Return the currently active channels matching a <pattern> (default: '*').",

@@ -21,20 +21,30 @@ import (
 func init() {
 	evalKeys := func(args [][]byte) []int { return numkeysPositions(args, 2, 3) }
 	register(
-		&Command{Name: "eval", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Complexity: "Depends on the script that is executed.", Fn: func(c *Client, a [][]byte) { evalCommand(c, a, false, false) }},
-		&Command{Name: "evalsha", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Complexity: "Depends on the script that is executed.", Fn: func(c *Client, a [][]byte) { evalCommand(c, a, true, false) }},
-		&Command{Name: "eval_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Complexity: "Depends on the script that is executed.", Fn: func(c *Client, a [][]byte) { evalCommand(c, a, false, true) }},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Complexity: "Depends on the script that is executed.", Fn: func(c *Client, a [][]byte) { evalCommand(c, a, true, true) }},
+		&Command{Name: "eval", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalCommand},
+		&Command{Name: "evalsha", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalshaCommand},
+		&Command{Name: "eval_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalRoCommand},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalshaRoCommand},
 		&Command{Name: "script", Arity: -2, ACL: []string{"slow"}, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Complexity: "Depends on subcommand.", Subs: []*Command{
 			{Name: "load", Arity: 3, Flags: []string{"noscript", "stale"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Load the specified Lua script into the script cache.", Complexity: "O(N) with N being the length in bytes of the script body.", Fn: scriptLoadCommand},
 			{Name: "exists", Arity: -3, Flags: []string{"noscript"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Check existence of scripts in the script cache.", Complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).", Fn: scriptExistsCommand},
 			{Name: "flush", Arity: -2, Flags: []string{"noscript"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Remove all the scripts from the script cache.", Complexity: "O(N) with N being the number of scripts in cache", Fn: scriptFlushCommand},
-			{Name: "kill", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Kill the script currently in execution.", Complexity: "O(1)", Fn: func(c *Client, _ [][]byte) { scriptKill(c, true) }},
+			{Name: "kill", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Kill the script currently in execution.", Complexity: "O(1)", Fn: scriptKillCommand},
 			{Name: "debug", Arity: 3, Flags: []string{"noscript"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "3.2.0", Summary: "Set the debug mode for executed scripts.", Complexity: "O(1)", Fn: scriptDebugCommand},
 			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: scriptHelpCommand},
 		}},
 	)
 }
+
+func evalCommand(c *Client, a [][]byte) { evalGenericCommand(c, a, false, false) }
+
+func evalshaCommand(c *Client, a [][]byte) { evalGenericCommand(c, a, true, false) }
+
+func evalRoCommand(c *Client, a [][]byte) { evalGenericCommand(c, a, false, true) }
+
+func evalshaRoCommand(c *Client, a [][]byte) { evalGenericCommand(c, a, true, true) }
+
+func scriptKillCommand(c *Client, _ [][]byte) { scriptKill(c, true) }
 
 // numkeysPositions returns the key positions of a "numkeys key... arg..."
 // command: numkeys at index ni, keys from index first.
@@ -216,9 +226,9 @@ func evalKeysArgs(c *Client, args [][]byte, badNumkeys string) (keys, argv [][]b
 	return args[3 : 3+numkeys], args[3+numkeys:], true
 }
 
-func evalCommand(c *Client, args [][]byte, evalsha, ro bool) {
+func evalGenericCommand(c *Client, args [][]byte, evalsha, ro bool) {
 	// Scripts are skip_monitor: they feed monitors themselves, before the
-	// commands they run, as Redis's evalCommand.
+	// commands they run, as Redis's evalGenericCommand.
 	c.srv.feedMonitors(c, c.dbi, args, false)
 	st := &c.srv.lua
 	keys, argv, ok := evalKeysArgs(c, args, errNotInt)

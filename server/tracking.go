@@ -99,7 +99,7 @@ func (s *Server) trackingStats() (keys, items, prefixes int64) {
 	return int64(len(t.keys)), t.items, int64(len(t.prefixes))
 }
 
-func clientTrackingCmd(c *Client, args [][]byte) {
+func clientTrackingCommand(c *Client, args [][]byte) {
 	var redir int64
 	var bcast, optin, optout, noloop bool
 	var prefixes []string
@@ -264,7 +264,7 @@ func (t *trackingTable) disable(c *Client) {
 	t.updateLive()
 }
 
-func clientCachingCmd(c *Client, args [][]byte) {
+func clientCachingCommand(c *Client, args [][]byte) {
 	t := &c.srv.tracking
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -292,7 +292,7 @@ func clientCachingCmd(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-func clientGetredirCmd(c *Client, args [][]byte) {
+func clientGetredirCommand(c *Client, args [][]byte) {
 	t := &c.srv.tracking
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -303,7 +303,7 @@ func clientGetredirCmd(c *Client, args [][]byte) {
 	c.w.Int(-1)
 }
 
-func clientTrackinginfoCmd(c *Client, args [][]byte) {
+func clientTrackinginfoCommand(c *Client, args [][]byte) {
 	t := &c.srv.tracking
 	t.mu.Lock()
 	defer t.mu.Unlock()
