@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/acl"
+	"github.com/sluicedb/sluice/internal/cmdspec"
 )
 
 // The server's side of ACLs: the ACL command family, the check on the
@@ -20,36 +21,6 @@ import (
 // user whose only selector allows everything is not Restricted, so the
 // dispatch path tests one pointer and one flag and goes on.
 
-func init() {
-	sub := func(name string, arity int, flags []string, fn func(*Client, [][]byte)) *Command {
-		return &Command{Name: name, Arity: arity, Flags: flags, Group: "server", Since: "6.0.0", Fn: fn}
-	}
-	adm := []string{"admin", "noscript", "loading", "stale", "sentinel"}
-	plain := []string{"noscript", "loading", "stale", "sentinel"}
-	register(&Command{Name: "acl", Arity: -2, Flags: []string{"sentinel"}, Group: "server", Since: "6.0.0",
-		Summary: "A container for Access List Control commands ", Complexity: "Depends on subcommand.",
-		Subs: []*Command{
-			sub("cat", -2, plain, aclCatCommand),
-			sub("deluser", -3, adm, aclDeluserCommand),
-			sub("dryrun", -4, adm, aclDryrunCommand),
-			sub("genpass", -2, plain, aclGenpassCommand),
-			sub("getuser", 3, adm, aclGetuserCommand),
-			sub("help", 2, []string{"loading", "stale", "sentinel"}, aclHelpCommand),
-			sub("list", 2, adm, aclListCommand),
-			sub("load", 2, adm, aclLoadCommand),
-			sub("log", -2, adm, aclLogCommand),
-			sub("save", 2, adm, aclSaveCommand),
-			sub("setuser", -3, adm, aclSetuserCommand),
-			sub("users", 2, adm, aclUsersCommand),
-			sub("whoami", 2, plain, aclWhoamiCommand),
-		}})
-	for _, s := range commands["acl"].Subs {
-		if d := redisDoc(s.Name); d != nil {
-			s.Summary, s.Complexity, s.Since = d.Summary, d.Complexity, d.Since
-		}
-	}
-}
-
 var (
 	aclOnce  sync.Once
 	aclTable *acl.Commands
@@ -57,14 +28,14 @@ var (
 )
 
 // aclCommands returns the command table as ACL rules see it: names,
-// subcommands, categories (from Redis's command docs and the flags), built
-// from the server's table on first use.
+// subcommands, categories (cmdspec's), built from the server's table on
+// first use.
 func aclCommands() *acl.Commands {
 	aclOnce.Do(func() {
 		aclCmds = make([]*acl.Command, len(cmdList))
 		for _, cmd := range cmdList {
-			ac := &acl.Command{Name: cmd.Name, NoAuth: cmd.flags&flagNoAuth != 0}
-			for _, cat := range cmd.aclCats(redisDoc(cmd.Name)) {
+			ac := &acl.Command{Name: cmd.Name, NoAuth: cmd.Flags&cmdspec.NoAuth != 0}
+			for _, cat := range cmd.ACL.Names() {
 				if i := acl.CategoryIndex(cat); i >= 0 {
 					ac.Categories |= 1 << i
 				}
@@ -142,7 +113,7 @@ func (c *Client) aclPermit(cmd *Command, args [][]byte) bool {
 			return true
 		}
 	}
-	if c.tx != nil && cmd.flags&flagNoMulti != 0 {
+	if c.tx != nil && cmd.Flags&cmdspec.NoMulti != 0 {
 		return true // refused by the MULTI check, as Redis does first
 	}
 	res, pos := aclCheck(u, cmd, args)
@@ -526,7 +497,7 @@ func aclDryrunCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR Command '" + cstr(args[3]) + "' not found")
 		return
 	}
-	if (cmd.Arity > 0 && cmd.Arity != len(cargs)) || len(cargs) < -cmd.Arity {
+	if !cmd.checkArity(len(cargs)) {
 		c.w.Error("ERR wrong number of arguments for '" + cmd.Name + "' command")
 		return
 	}

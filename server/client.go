@@ -9,6 +9,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/sluicedb/sluice/acl"
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -93,10 +94,10 @@ type Client struct {
 	pending  []byte // output the socket did not take yet (event loops)
 	held     []byte // replies waiting for the loop iteration's AOF commit
 
-	keyPos     []int
-	snapPos    []int // captureKeys' scratch
-	mark       int64 // nanotime at which the previous command of this batch ended
-	errBase    int   // error replies written before the command being timed ended
+	keys       []cmdspec.Key
+	snapKeys   []cmdspec.Key // captureKeys' scratch
+	mark       int64         // nanotime at which the previous command of this batch ended
+	errBase    int           // error replies written before the command being timed ended
 	scratch    []byte
 	tx         *txState    // MULTI state, nil when not in a transaction
 	txSpare    *txState    // the last transaction's queue, reused by the next MULTI
@@ -352,11 +353,11 @@ func (c *Client) dispatch(args [][]byte) {
 		}
 		cmd = sub
 	}
-	if (cmd.Arity > 0 && cmd.Arity != len(args)) || len(args) < -cmd.Arity {
+	if !cmd.checkArity(len(args)) {
 		c.rejectCmd(cmd, errArity(cmd.Name))
 		return
 	}
-	if !c.authed && cmd.flags&flagNoAuth == 0 && srv.cfg.requirePass() != "" {
+	if !c.authed && cmd.Flags&cmdspec.NoAuth == 0 && srv.cfg.requirePass() != "" {
 		c.rejectCmd(cmd, errNoAuth)
 		return
 	}
@@ -371,7 +372,7 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	// Loading, or writes refused for a disk error: one load for both.
 	gate := srv.gate.Load()
-	if gate&gateLoading != 0 && cmd.flags&flagLoading == 0 {
+	if gate&gateLoading != 0 && cmd.Flags&cmdspec.Loading == 0 {
 		c.rejectCmd(cmd, errLoading)
 		return
 	}
@@ -401,7 +402,7 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	if c.tx != nil && !isTxControl(cmd) {
-		if cmd.flags&flagNoMulti != 0 {
+		if cmd.Flags&cmdspec.NoMulti != 0 {
 			c.rejectCmd(cmd, "ERR Command not allowed inside a transaction")
 			return
 		}
@@ -479,7 +480,7 @@ func (c *Client) noReplicas(cmd *Command) bool {
 	if !c.srv.replicasMissing() {
 		return false
 	}
-	if cmd.flags&flagWrite == 0 && (cmd.Name != "exec" || !c.txQueued(flagWrite)) {
+	if cmd.Flags&cmdspec.Write == 0 && (cmd.Name != "exec" || !c.txQueued(cmdspec.Write)) {
 		return false
 	}
 	c.rejectCmd(cmd, errNoReplicas)
@@ -546,9 +547,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.trackBegin(cmd, args)
 	}
 	switch {
-	case c.inExec || cmd.flags&flagNoLock != 0:
+	case c.inExec || cmd.Flags&cmdspec.NoLock != 0:
 		c.run(cmd, args)
-	case cmd.flags&flagLockAll != 0:
+	case cmd.Flags&cmdspec.LockAll != 0:
 		if c.srv.lua.busySince.Load() != 0 && c.heldLoop() {
 			// A stand-in serves this loop while a script holds the keyspace.
 			c.rejectCmd(cmd, c.srv.busyText())
@@ -574,12 +575,12 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			return
 		}
 		db := c.DB()
-		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
-		switch len(c.keyPos) {
+		c.keys = cmd.Keys(args, c.keys[:0], cmdspec.Access)
+		switch len(c.keys) {
 		case 0:
 			c.run(cmd, args)
 		case 1:
-			i := store.ShardOf(args[c.keyPos[0]])
+			i := store.ShardOf(args[c.keys[0].Pos])
 			db.LockShard(i)
 			if c.replMaster {
 				db.SetMasterView(i, true)
@@ -591,8 +592,8 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			db.UnlockShard(i)
 		default:
 			var set store.ShardSet
-			for _, p := range c.keyPos {
-				set.Add(args[p])
+			for _, k := range c.keys {
+				set.Add(args[k.Pos])
 			}
 			set.Lock(db)
 			if c.replMaster {
@@ -629,14 +630,14 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		st.recordLatency(cmd, ns)
 	}
 	c.errBase = errs
-	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th && !c.blocked && cmd.flags&flagSkipSlowlog == 0 {
+	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th && !c.blocked && cmd.Flags&cmdspec.SkipSlowlog == 0 {
 		// A blocked command is logged when it is unblocked, with the
 		// time it waited (unblockStats).
 		c.RecordSlow(args, ns/1000)
 	}
 	if !c.blocked && ns >= 1_000_000 && c.srv.cfg.latencyThresh.Load() > 0 {
 		event := "command"
-		if cmd.flags&flagFast != 0 {
+		if cmd.Flags&cmdspec.Fast != 0 {
 			event = "fast-command"
 		}
 		c.srv.latencyAddIfNeeded(event, ns/1_000_000)
@@ -660,7 +661,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 // has every key's changes in the order they were made; without, it costs
 // one atomic load.
 func (c *Client) run(cmd *Command, args [][]byte) {
-	if cmd.flags&(flagWrite|flagMayReplicate) != 0 && c.srv.ks.Snapshotting() {
+	if cmd.Flags&(cmdspec.Write|cmdspec.MayReplicate) != 0 && c.srv.ks.Snapshotting() {
 		c.captureKeys(c.DB(), cmd, args)
 	}
 	if c.srv.repl.flags.Load() == 0 {

@@ -13,18 +13,6 @@ import (
 // BITFIELD and BITFIELD_RO. They work on string values, bit 0 being the most
 // significant bit of the first byte.
 
-func init() {
-	register(
-		&Command{Name: "setbit", Arity: 4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "bitmap", "slow"}, Group: "bitmap", Since: "2.2.0", Summary: "Sets or clears the bit at offset in the string value stored at key", Complexity: "O(1)", Fn: setbitCommand},
-		&Command{Name: "getbit", Arity: 3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "fast"}, Group: "bitmap", Since: "2.2.0", Summary: "Returns the bit value at offset in the string value stored at key", Complexity: "O(1)", Fn: getbitCommand},
-		&Command{Name: "bitcount", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "slow"}, Group: "bitmap", Since: "2.6.0", Summary: "Count set bits in a string", Complexity: "O(N)", Fn: bitcountCommand},
-		&Command{Name: "bitpos", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "slow"}, Group: "bitmap", Since: "2.8.7", Summary: "Find first bit set or clear in a string", Complexity: "O(N)", Fn: bitposCommand},
-		&Command{Name: "bitop", Arity: -4, Flags: []string{"write", "denyoom"}, First: 2, Last: -1, Step: 1, ACL: []string{"write", "bitmap", "slow"}, Group: "bitmap", Since: "2.6.0", Summary: "Perform bitwise operations between strings", Complexity: "O(N)", Fn: bitopCommand},
-		&Command{Name: "bitfield", Arity: -2, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "bitmap", "slow"}, Group: "bitmap", Since: "3.2.0", Summary: "Perform arbitrary bitfield integer operations on strings", Complexity: "O(1) for each subcommand specified", Fn: bitfieldCommand},
-		&Command{Name: "bitfield_ro", Arity: -2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "bitmap", "fast"}, Group: "bitmap", Since: "6.0.0", Summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", Complexity: "O(1) for each subcommand specified", Fn: bitfieldRoCommand},
-	)
-}
-
 const (
 	errBitOffset    = "ERR bit offset is not an integer or out of range"
 	errBitValue     = "ERR bit is not an integer or out of range"

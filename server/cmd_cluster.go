@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sluicedb/sluice/cluster"
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -18,48 +19,6 @@ import (
 // cluster-enabled no, these commands answer as redis-server does then.
 
 const errNoCluster = "ERR This instance has cluster support disabled"
-
-func init() {
-	sub := clusterCommand
-	register(
-		&Command{Name: "readonly", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Enables read queries for a connection to a cluster replica node", Complexity: "O(1)", Fn: clusterCommand},
-		&Command{Name: "readwrite", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Disables read queries for a connection to a cluster replica node", Complexity: "O(1)", Fn: clusterCommand},
-		&Command{Name: "asking", Arity: 1, Flags: []string{"fast"}, ACL: []string{"connection"}, Group: "cluster", Since: "3.0.0", Summary: "Sent by cluster clients after an -ASK redirect", Complexity: "O(1)", Fn: clusterCommand},
-		&Command{Name: "restore-asking", Arity: -4, Flags: []string{"write", "denyoom", "asking"}, First: 1, Last: 1, Step: 1, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Group: "server", Since: "3.0.0", Summary: "An internal command for migrating keys in a cluster", Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", Fn: restoreCommand},
-		// CLUSTER and its subcommands, with Redis 7.0.15's metadata (so
-		// COMMAND lists them and scripts get the noscript error for the
-		// ones that have it).
-		&Command{Name: "cluster", Arity: -2, Group: "cluster", Since: "3.0.0", Summary: "A container for cluster commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "addslots", Arity: -3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Assign new hash slots to receiving node", Complexity: "O(N) where N is the total number of hash slot arguments", Fn: sub},
-			{Name: "addslotsrange", Arity: -4, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "7.0.0", Summary: "Assign new hash slots to receiving node", Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.", Fn: sub},
-			{Name: "bumpepoch", Arity: 2, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Advance the cluster config epoch", Complexity: "O(1)", Fn: sub},
-			{Name: "count-failure-reports", Arity: 3, Flags: []string{"admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Return the number of failure reports active for a given node", Complexity: "O(N) where N is the number of failure reports", Fn: sub},
-			{Name: "countkeysinslot", Arity: 3, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Return the number of local keys in the specified hash slot", Complexity: "O(1)", Fn: sub},
-			{Name: "delslots", Arity: -3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Set hash slots as unbound in receiving node", Complexity: "O(N) where N is the total number of hash slot arguments", Fn: sub},
-			{Name: "delslotsrange", Arity: -4, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "7.0.0", Summary: "Set hash slots as unbound in receiving node", Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.", Fn: sub},
-			{Name: "failover", Arity: -2, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Forces a replica to perform a manual failover of its master.", Complexity: "O(1)", Fn: sub},
-			{Name: "flushslots", Arity: 2, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Delete a node's own slots information", Complexity: "O(1)", Fn: sub},
-			{Name: "forget", Arity: 3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Remove a node from the nodes table", Complexity: "O(1)", Fn: sub},
-			{Name: "getkeysinslot", Arity: 4, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Return local key names in the specified hash slot", Complexity: "O(log(N)) where N is the number of requested keys", Fn: sub},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "cluster", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: sub},
-			{Name: "info", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Provides info about Redis Cluster node state", Complexity: "O(1)", Fn: sub},
-			{Name: "keyslot", Arity: 3, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Returns the hash slot of the specified key", Complexity: "O(N) where N is the number of bytes in the key", Fn: sub},
-			{Name: "links", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "7.0.0", Summary: "Returns a list of all TCP links to and from peer nodes in cluster", Complexity: "O(N) where N is the total number of Cluster nodes", Fn: sub},
-			{Name: "meet", Arity: -4, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Force a node cluster to handshake with another node", Complexity: "O(1)", Fn: sub},
-			{Name: "myid", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Return the node id", Complexity: "O(1)", Fn: sub},
-			{Name: "nodes", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Get Cluster config for the node", Complexity: "O(N) where N is the total number of Cluster nodes", Fn: sub},
-			{Name: "replicas", Arity: 3, Flags: []string{"admin", "stale"}, Group: "cluster", Since: "5.0.0", Summary: "List replica nodes of the specified master node", Complexity: "O(1)", Fn: sub},
-			{Name: "replicate", Arity: 3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Reconfigure a node as a replica of the specified master node", Complexity: "O(1)", Fn: sub},
-			{Name: "reset", Arity: -2, Flags: []string{"admin", "stale", "noscript", "lock_all"}, Group: "cluster", Since: "3.0.0", Summary: "Reset a Redis Cluster node", Complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", Fn: sub},
-			{Name: "saveconfig", Arity: 2, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Forces the node to save cluster state on disk", Complexity: "O(1)", Fn: sub},
-			{Name: "set-config-epoch", Arity: 3, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Set the configuration epoch in a new node", Complexity: "O(1)", Fn: sub},
-			{Name: "setslot", Arity: -4, Flags: []string{"no_async_loading", "admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "Bind a hash slot to a specific node", Complexity: "O(1)", Fn: sub},
-			{Name: "shards", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "7.0.0", Summary: "Get array of cluster slots to node mappings", Complexity: "O(N) where N is the total number of cluster nodes", Fn: sub},
-			{Name: "slaves", Arity: 3, Flags: []string{"admin", "stale"}, Group: "cluster", Since: "3.0.0", Summary: "List replica nodes of the specified master node", Complexity: "O(1)", Fn: sub},
-			{Name: "slots", Arity: 2, Flags: []string{"stale"}, Group: "cluster", Since: "3.0.0", Summary: "Get array of Cluster slot to node mappings", Complexity: "O(N) where N is the total number of Cluster nodes", Fn: sub},
-		}},
-	)
-}
 
 // clusterCommand is CLUSTER and its subcommands, ASKING, READONLY and
 // READWRITE.
@@ -87,9 +46,9 @@ func clusterKeys(dst [][]byte, cmd *Command, args [][]byte) [][]byte {
 	case "ssubscribe", "sunsubscribe":
 		return append(dst, args[1:]...)
 	}
-	var kp [8]int
-	for _, p := range cmd.keyPositions(args, kp[:0]) {
-		dst = append(dst, args[p])
+	var kb [8]cmdspec.Key
+	for _, k := range cmd.Keys(args, kb[:0], cmdspec.Access) {
+		dst = append(dst, args[k.Pos])
 	}
 	return dst
 }
@@ -107,11 +66,11 @@ func (c *Client) clusterQuery(q *cluster.Query, cmd *Command, args [][]byte, ask
 		q.Keys = clusterKeys(q.Keys, cmd, args)
 	}
 	c.clKeys = q.Keys[:0]
-	q.Write = cmd.flags&flagWrite != 0
+	q.Write = cmd.Flags&cmdspec.Write != 0
 	if cmd.Name == "eval" || cmd.Name == "evalsha" || cmd.Name == "fcall" {
 		q.Write = c.mayReplicate(cmd, args)
 	}
-	q.WriteTx = q.Write || (cmd.Name == "exec" && c.txQueued(flagWrite))
+	q.WriteTx = q.Write || (cmd.Name == "exec" && c.txQueued(cmdspec.Write))
 	q.ReadOnly = c.clReadOnly
 	q.Asking = asking || cmd.Name == "restore-asking"
 	q.PubSubShard = cmd.Name == "spublish" || cmd.Name == "ssubscribe" || cmd.Name == "sunsubscribe"
@@ -126,7 +85,7 @@ func (c *Client) clusterRedirect(cmd *Command, args [][]byte) bool {
 		c.clAsking = false // ASKING applies to the next command only
 	}
 	c.clSlot = -1
-	if c.replMaster || (cmd.First == 0 && cmd.Keys == nil && cmd.Name != "exec" && cmd.Name != "spublish" && cmd.Name != "ssubscribe" && cmd.Name != "sunsubscribe") {
+	if c.replMaster || (!cmd.HasKeys() && cmd.Name != "exec" && cmd.Name != "spublish" && cmd.Name != "ssubscribe" && cmd.Name != "sunsubscribe") {
 		return false
 	}
 	var q cluster.Query
@@ -423,7 +382,7 @@ func (s *Server) clusterRedirectBlocked() {
 	}
 	b.mu.Unlock()
 	for _, w := range ws {
-		r := s.cluster.BlockedRedirect([]byte(w.keys[0]), w.c.clReadOnly, w.cmd != nil && w.cmd.flags&flagWrite != 0)
+		r := s.cluster.BlockedRedirect([]byte(w.keys[0]), w.c.clReadOnly, w.cmd != nil && w.cmd.Flags&cmdspec.Write != 0)
 		if r.Code != cluster.RedirNone {
 			b.finish(w, []byte("-"+s.cluster.Error(r, false)+"\r\n"))
 		}

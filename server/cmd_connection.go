@@ -11,37 +11,6 @@ import (
 )
 
 // Connection commands: PING ECHO SELECT QUIT RESET HELLO AUTH CLIENT.
-func init() {
-	register(
-		&Command{Name: "ping", Arity: -1, Flags: []string{"fast", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Ping the server", Complexity: "O(1)", Fn: pingCommand},
-		&Command{Name: "echo", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Echo the given string", Complexity: "O(1)", Fn: echoCommand},
-		&Command{Name: "select", Arity: 2, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Change the selected database for the current connection", Complexity: "O(1)", Fn: selectCommand},
-		&Command{Name: "quit", Arity: -1, Flags: []string{"allow_busy", "noscript", "loading", "stale", "fast", "no_auth"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Close the connection", Complexity: "O(1)", Fn: quitCommand},
-		&Command{Name: "reset", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Reset the connection", Complexity: "O(1)", Fn: resetCommand},
-		&Command{Name: "hello", Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Handshake with Redis", Complexity: "O(1)", Fn: helloCommand},
-		&Command{Name: "auth", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "sentinel", "allow_busy"}, ACL: []string{"connection"}, Group: "connection", Since: "1.0.0", Summary: "Authenticate to the server", Complexity: "O(N) where N is the number of passwords defined for the user", Fn: authCommand},
-		&Command{Name: "client", Arity: -2, Flags: []string{"sentinel"}, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "caching", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Instruct the server about tracking or not keys in the next request", Complexity: "O(1)", Fn: clientCachingCommand},
-			{Name: "getname", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Get the current connection name", Complexity: "O(1)", Fn: clientGetnameCommand},
-			{Name: "getredir", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Get tracking notifications redirection client ID if any", Complexity: "O(1)", Fn: clientGetredirCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: clientHelpCommand},
-			{Name: "id", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Returns the client ID for the current connection", Complexity: "O(1)", Fn: clientIdCommand},
-			{Name: "info", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Returns information about the current client connection.", Complexity: "O(1)", Fn: clientInfoCommand},
-			{Name: "kill", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.4.0", Summary: "Kill the connection of a client", Complexity: "O(N) where N is the number of client connections", Fn: clientKillCommand},
-			{Name: "list", Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.4.0", Summary: "Get the list of client connections", Complexity: "O(N) where N is the number of client connections", Fn: clientListCommand},
-			{Name: "no-evict", Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.0.0", Summary: "Set client eviction mode for the current connection", Complexity: "O(1)", Fn: clientNoEvictCommand},
-			{Name: "no-touch", Arity: 3, Flags: []string{"noscript", "loading", "stale"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Complexity: "O(1)", Fn: clientNoTouchCommand},
-			{Name: "pause", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.9.50", Summary: "Stop processing commands from clients for some time", Complexity: "O(1)", Fn: clientPauseCommand},
-			{Name: "reply", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "3.2.0", Summary: "Instruct the server whether to reply to commands", Complexity: "O(1)", Fn: clientReplyCommand},
-			{Name: "setinfo", Arity: 4, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Complexity: "O(1)", Fn: clientSetinfoCommand},
-			{Name: "setname", Arity: 3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "2.6.9", Summary: "Set the current connection name", Complexity: "O(1)", Fn: clientSetnameCommand},
-			{Name: "tracking", Arity: -3, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.0.0", Summary: "Enable or disable server assisted client side caching support", Complexity: "O(1). Some options may introduce additional complexity.", Fn: clientTrackingCommand},
-			{Name: "trackinginfo", Arity: 2, Flags: []string{"noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Return information about server assisted client side caching for the current connection", Complexity: "O(1)", Fn: clientTrackinginfoCommand},
-			{Name: "unblock", Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "5.0.0", Summary: "Unblock a client blocked in a blocking command from a different connection", Complexity: "O(log N) where N is the number of client connections", Fn: clientUnblockCommand},
-			{Name: "unpause", Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale", "sentinel"}, ACL: []string{"connection"}, Group: "connection", Since: "6.2.0", Summary: "Resume processing of clients that were paused", Complexity: "O(N) Where N is the number of paused clients", Fn: clientUnpauseCommand},
-		}},
-	)
-}
 
 func echoCommand(c *Client, args [][]byte) { c.w.Bulk(args[1]) }
 

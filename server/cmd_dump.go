@@ -14,13 +14,6 @@ import (
 // serialized payloads (package rdb), so they move both ways between
 // Sluice and redis-server.
 
-func init() {
-	register(
-		&Command{Name: "dump", Arity: 2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"keyspace", "read", "slow"}, Group: "generic", Since: "2.6.0", Summary: "Return a serialized version of the value stored at the specified key.", Complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).", Fn: dumpCommand},
-		&Command{Name: "restore", Arity: -4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Group: "generic", Since: "2.6.0", Summary: "Create a key using the provided serialized value, previously obtained using DUMP.", Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", Fn: restoreCommand},
-	)
-}
-
 const (
 	errBadPayload   = "ERR DUMP payload version or checksum are wrong"
 	errBadData      = "ERR Bad data format"

@@ -12,43 +12,6 @@ import (
 // GEO commands, after Redis's geo.c. A geo index is an ordinary sorted set
 // whose scores are 52-bit geohashes (see package geo).
 
-func init() {
-	const searchComplexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index."
-	const searchBoxComplexity = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape"
-	register(
-		&Command{Name: "geoadd", Arity: -5, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Add one or more geospatial items in the geospatial index represented using a sorted set", Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.", Fn: geoaddCommand},
-		&Command{Name: "geodist", Arity: -4, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Returns the distance between two members of a geospatial index", Complexity: "O(log(N))", Fn: geodistCommand},
-		&Command{Name: "geohash", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Returns members of a geospatial index as standard geohash strings", Complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.", Fn: geohashCommand},
-		&Command{Name: "geopos", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Returns longitude and latitude of members of a geospatial index", Complexity: "O(N) where N is the number of members requested.", Fn: geoposCommand},
-		&Command{Name: "georadius", Arity: -6, Flags: []string{"write", "denyoom", "movablekeys"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", Complexity: searchComplexity, Keys: georadiusKeys, Fn: georadiusCommand},
-		&Command{Name: "georadius_ro", Arity: -6, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.10", Summary: "A read-only variant for GEORADIUS", Complexity: searchComplexity, Fn: georadiusRoCommand},
-		&Command{Name: "georadiusbymember", Arity: -5, Flags: []string{"write", "denyoom", "movablekeys"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "3.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", Complexity: searchComplexity, Keys: georadiusKeys, Fn: georadiusbymemberCommand},
-		&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "3.2.10", Summary: "A read-only variant for GEORADIUSBYMEMBER", Complexity: searchComplexity, Fn: georadiusbymemberRoCommand},
-		&Command{Name: "geosearch", Arity: -7, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "geo", "slow"}, Group: "geo", Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", Complexity: searchBoxComplexity, Fn: geosearchCommand},
-		&Command{Name: "geosearchstore", Arity: -8, Flags: []string{"write", "denyoom"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "geo", "slow"}, Group: "geo", Since: "6.2.0", Summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", Complexity: searchBoxComplexity, Fn: geosearchstoreCommand},
-	)
-}
-
-// georadiusKeys finds GEORADIUS's and GEORADIUSBYMEMBER's keys as Redis's
-// georadiusGetKeys does: the source, and the last STORE/STOREDIST target
-// found scanning from the fifth argument.
-func georadiusKeys(args [][]byte) []int {
-	if len(args) < 2 {
-		return nil
-	}
-	stored := -1
-	for i := 5; i < len(args); i++ {
-		if (eq(args[i], "store") || eq(args[i], "storedist")) && i+1 < len(args) {
-			stored = i + 1
-			i++
-		}
-	}
-	if stored < 0 {
-		return []int{1}
-	}
-	return []int{1, stored}
-}
-
 const (
 	errGeoDecode = "ERR could not decode requested zset member"
 	errGeoUnit   = "ERR unsupported unit provided. please use M, KM, FT, MI"

@@ -9,27 +9,6 @@ import (
 	"github.com/sluicedb/sluice/store"
 )
 
-func init() {
-	register(
-		&Command{Name: "hset", Arity: -4, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Set the string value of a hash field", Complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", Fn: hsetCommand},
-		&Command{Name: "hsetnx", Arity: 4, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Set the value of a hash field, only if the field does not exist", Complexity: "O(1)", Fn: hsetnxCommand},
-		&Command{Name: "hget", Arity: 3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Get the value of a hash field", Complexity: "O(1)", Fn: hgetCommand},
-		&Command{Name: "hmget", Arity: -3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Get the values of all the given hash fields", Complexity: "O(N) where N is the number of fields being requested.", Fn: hmgetCommand},
-		&Command{Name: "hmset", Arity: -4, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Set multiple hash fields to multiple values", Complexity: "O(N) where N is the number of fields being set.", Fn: hsetCommand},
-		&Command{Name: "hgetall", Arity: 2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "slow"}, Group: "hash", Since: "2.0.0", Summary: "Get all the fields and values in a hash", Complexity: "O(N) where N is the size of the hash.", Fn: hgetallCommand},
-		&Command{Name: "hdel", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Delete one or more hash fields", Complexity: "O(N) where N is the number of fields to be removed.", Fn: hdelCommand},
-		&Command{Name: "hexists", Arity: 3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Determine if a hash field exists", Complexity: "O(1)", Fn: hexistsCommand},
-		&Command{Name: "hlen", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Get the number of fields in a hash", Complexity: "O(1)", Fn: hlenCommand},
-		&Command{Name: "hkeys", Arity: 2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "slow"}, Group: "hash", Since: "2.0.0", Summary: "Get all the fields in a hash", Complexity: "O(N) where N is the size of the hash.", Fn: hkeysCommand},
-		&Command{Name: "hvals", Arity: 2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "slow"}, Group: "hash", Since: "2.0.0", Summary: "Get all the values in a hash", Complexity: "O(N) where N is the size of the hash.", Fn: hvalsCommand},
-		&Command{Name: "hincrby", Arity: 4, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hash", "fast"}, Group: "hash", Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Complexity: "O(1)", Fn: hincrbyCommand},
-		&Command{Name: "hincrbyfloat", Arity: 4, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hash", "fast"}, Group: "hash", Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Complexity: "O(1)", Fn: hincrbyfloatCommand},
-		&Command{Name: "hstrlen", Arity: 3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "fast"}, Group: "hash", Since: "3.2.0", Summary: "Get the length of the value of a hash field", Complexity: "O(1)", Fn: hstrlenCommand},
-		&Command{Name: "hrandfield", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "slow"}, Group: "hash", Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Complexity: "O(N) where N is the number of fields returned", Fn: hrandfieldCommand},
-		&Command{Name: "hscan", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "hash", "slow"}, Group: "hash", Since: "2.8.0", Summary: "Incrementally iterate hash fields and associated values", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", Fn: hscanCommand},
-	)
-}
-
 // hashSetEncoding returns what OBJECT ENCODING reports for a hash or set
 // entry (ok=false for other kinds).
 func hashSetEncoding(e *store.Entry) (string, bool) {

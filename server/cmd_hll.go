@@ -21,16 +21,6 @@ import (
 // ZERO (00xxxxxx, 1..64 zero registers), XZERO (01xxxxxx yyyyyyyy, 1..16384)
 // and VAL (1vvvvvxx, 1..4 registers of value 1..32) opcodes.
 
-func init() {
-	register(
-		&Command{Name: "pfadd", Arity: -2, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "hyperloglog", "fast"}, Group: "hyperloglog", Since: "2.8.9", Summary: "Adds the specified elements to the specified HyperLogLog.", Complexity: "O(1) to add every element.", Fn: pfaddCommand},
-		&Command{Name: "pfcount", Arity: -2, Flags: []string{"readonly", "may_replicate"}, First: 1, Last: -1, Step: 1, ACL: []string{"read", "hyperloglog", "slow"}, Group: "hyperloglog", Since: "2.8.9", Summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", Complexity: "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.", Fn: pfcountCommand},
-		&Command{Name: "pfmerge", Arity: -2, Flags: []string{"write", "denyoom"}, First: 1, Last: -1, Step: 1, ACL: []string{"write", "hyperloglog", "slow"}, Group: "hyperloglog", Since: "2.8.9", Summary: "Merge N different HyperLogLogs into a single one.", Complexity: "O(N) to merge N HyperLogLogs, but with high constant times.", Fn: pfmergeCommand},
-		&Command{Name: "pfdebug", Arity: 3, Flags: []string{"write", "denyoom", "admin"}, First: 2, Last: 2, Step: 1, ACL: []string{"write", "hyperloglog", "admin", "slow", "dangerous"}, Group: "hyperloglog", Since: "2.8.9", Summary: "Internal commands for debugging HyperLogLog values", Complexity: "N/A", Fn: pfdebugCommand},
-		&Command{Name: "pfselftest", Arity: 1, Flags: []string{"admin"}, ACL: []string{"hyperloglog", "admin", "slow", "dangerous"}, Group: "hyperloglog", Since: "2.8.9", Summary: "An internal command for testing HyperLogLog values", Complexity: "N/A", Fn: pfselftestCommand},
-	)
-}
-
 const (
 	hllP          = 14
 	hllQ          = 64 - hllP

@@ -9,62 +9,7 @@ import (
 
 // List commands, after Redis's t_list.c.
 
-func init() {
-	register(
-		&Command{Name: "blmove", Arity: 6, Flags: []string{"write", "denyoom", "noscript", "blocking"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "list", "slow", "blocking"}, Group: "list", Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Complexity: "O(1)", Fn: blmoveCommand},
-		&Command{Name: "blmpop", Arity: -5, Flags: []string{"write", "blocking", "movablekeys"}, First: 0, Last: 0, Step: 0, ACL: []string{"write", "list", "slow", "blocking"}, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list, or block until one is available", Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.", Keys: numkeysKeys(2), Fn: blmpopCommand},
-		&Command{Name: "blpop", Arity: -3, Flags: []string{"write", "noscript", "blocking"}, First: 1, Last: -2, Step: 1, ACL: []string{"write", "list", "slow", "blocking"}, Group: "list", Since: "2.0.0", Summary: "Remove and get the first element in a list, or block until one is available", Complexity: "O(N) where N is the number of provided keys.", Fn: blpopCommand},
-		&Command{Name: "brpop", Arity: -3, Flags: []string{"write", "noscript", "blocking"}, First: 1, Last: -2, Step: 1, ACL: []string{"write", "list", "slow", "blocking"}, Group: "list", Since: "2.0.0", Summary: "Remove and get the last element in a list, or block until one is available", Complexity: "O(N) where N is the number of provided keys.", Fn: brpopCommand},
-		&Command{Name: "brpoplpush", Arity: 4, Flags: []string{"write", "denyoom", "noscript", "blocking"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "list", "slow", "blocking"}, Group: "list", Since: "2.2.0", Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Complexity: "O(1)", Fn: brpoplpushCommand},
-		&Command{Name: "lindex", Arity: 3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "list", "slow"}, Group: "list", Since: "1.0.0", Summary: "Get an element from a list by its index", Complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).", Fn: lindexCommand},
-		&Command{Name: "linsert", Arity: 5, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "2.2.0", Summary: "Insert an element before or after another element in a list", Complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).", Fn: linsertCommand},
-		&Command{Name: "llen", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "list", "fast"}, Group: "list", Since: "1.0.0", Summary: "Get the length of a list", Complexity: "O(1)", Fn: llenCommand},
-		&Command{Name: "lmove", Arity: 5, Flags: []string{"write", "denyoom"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it", Complexity: "O(1)", Fn: lmoveCommand},
-		&Command{Name: "lmpop", Arity: -4, Flags: []string{"write", "movablekeys"}, First: 0, Last: 0, Step: 0, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "7.0.0", Summary: "Pop elements from a list", Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.", Keys: numkeysKeys(1), Fn: lmpopCommand},
-		&Command{Name: "lpop", Arity: -2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "fast"}, Group: "list", Since: "1.0.0", Summary: "Remove and get the first elements in a list", Complexity: "O(N) where N is the number of elements returned", Fn: lpopCommand},
-		&Command{Name: "lpos", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "list", "slow"}, Group: "list", Since: "6.0.6", Summary: "Return the index of matching elements on a list", Complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.", Fn: lposCommand},
-		&Command{Name: "lpush", Arity: -3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "fast"}, Group: "list", Since: "1.0.0", Summary: "Prepend one or multiple elements to a list", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Fn: lpushCommand},
-		&Command{Name: "lpushx", Arity: -3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "fast"}, Group: "list", Since: "2.2.0", Summary: "Prepend an element to a list, only if the list exists", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Fn: lpushxCommand},
-		&Command{Name: "lrange", Arity: 4, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "list", "slow"}, Group: "list", Since: "1.0.0", Summary: "Get a range of elements from a list", Complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.", Fn: lrangeCommand},
-		&Command{Name: "lrem", Arity: 4, Flags: []string{"write"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "1.0.0", Summary: "Remove elements from a list", Complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.", Fn: lremCommand},
-		&Command{Name: "lset", Arity: 4, Flags: []string{"write", "denyoom"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "1.0.0", Summary: "Set the value of an element in a list by its index", Complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).", Fn: lsetCommand},
-		&Command{Name: "ltrim", Arity: 4, Flags: []string{"write"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "1.0.0", Summary: "Trim a list to the specified range", Complexity: "O(N) where N is the number of elements to be removed by the operation.", Fn: ltrimCommand},
-		&Command{Name: "rpop", Arity: -2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "fast"}, Group: "list", Since: "1.0.0", Summary: "Remove and get the last elements in a list", Complexity: "O(N) where N is the number of elements returned", Fn: rpopCommand},
-		&Command{Name: "rpoplpush", Arity: 3, Flags: []string{"write", "denyoom"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "list", "slow"}, Group: "list", Since: "1.2.0", Summary: "Remove the last element in a list, prepend it to another list and return it", Complexity: "O(1)", Fn: rpoplpushCommand},
-		&Command{Name: "rpush", Arity: -3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "fast"}, Group: "list", Since: "1.0.0", Summary: "Append one or multiple elements to a list", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Fn: rpushCommand},
-		&Command{Name: "rpushx", Arity: -3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "list", "fast"}, Group: "list", Since: "2.2.0", Summary: "Append an element to a list, only if the list exists", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Fn: rpushxCommand},
-	)
-}
-
 const errIndexRange = "ERR index out of range"
-
-// numkeysKeys returns a Keys func for commands whose argument idx is a
-// key count followed by that many keys.
-func numkeysKeys(idx int) func(args [][]byte) []int {
-	return func(args [][]byte) []int {
-		if idx >= len(args) {
-			return nil
-		}
-		n, ok := resp.ParseInt(args[idx])
-		if !ok || n < 1 || n > int64(len(args)-idx-1) {
-			return nil
-		}
-		out := make([]int, n)
-		for i := range out {
-			out[i] = idx + 1 + i
-		}
-		return out
-	}
-}
-
-// storeKeys is the Keys func of Z*STORE: destination, numkeys, keys.
-func storeKeys(args [][]byte) []int {
-	ks := numkeysKeys(2)(args)
-	if len(args) < 2 {
-		return ks
-	}
-	return append([]int{1}, ks...)
-}
 
 func listOf(e *store.Entry) *store.List { return (*store.List)(e.Object()) }
 

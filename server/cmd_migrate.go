@@ -14,35 +14,6 @@ import (
 // source keys deleted once the target took them. Like Redis, the caller
 // waits for the target; only the keys' shards are held meanwhile.
 
-func init() {
-	register(&Command{Name: "migrate", Arity: -6, Flags: []string{"write", "movablekeys"}, First: 3, Last: 3, Step: 1, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Group: "generic", Since: "2.6.0", Summary: "Atomically transfer a key from a Redis instance to another one.", Complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.", Keys: migrateKeys, Fn: migrateCommand})
-}
-
-// migrateKeys: the key argument, or the keys after KEYS when it is "".
-func migrateKeys(args [][]byte) []int {
-	if len(args) < 6 {
-		return nil
-	}
-	if len(args[3]) == 0 {
-		for j := 6; j < len(args); j++ {
-			switch {
-			case eq(args[j], "auth"):
-				j++
-			case eq(args[j], "auth2"):
-				j += 2
-			case eq(args[j], "keys"):
-				out := make([]int, 0, len(args)-j-1)
-				for k := j + 1; k < len(args); k++ {
-					out = append(out, k)
-				}
-				return out
-			}
-		}
-		return nil
-	}
-	return []int{3}
-}
-
 func migrateCommand(c *Client, args [][]byte) {
 	var copyKeys, replace bool
 	var username, password []byte

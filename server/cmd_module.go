@@ -3,17 +3,6 @@ package server
 // MODULE on a server that loads no modules: LIST is empty, and LOAD,
 // LOADEX and UNLOAD (protected, as in Redis: enable-module-command) fail
 // with redis-server's errors for a module it cannot load or does not have.
-func init() {
-	register(
-		&Command{Name: "module", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for module commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, Group: "server", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: moduleHelpCommand},
-			{Name: "list", Arity: 2, Flags: []string{"admin", "noscript"}, Group: "server", Since: "4.0.0", Summary: "List all modules loaded by the server", Complexity: "O(N) where N is the number of loaded modules.", Fn: moduleListCommand},
-			{Name: "load", Arity: -3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "4.0.0", Summary: "Load a module", Complexity: "O(1)", Fn: moduleLoadCommand},
-			{Name: "loadex", Arity: -3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "7.0.0", Summary: "Load a module with extended parameters", Complexity: "O(1)", Fn: moduleLoadCommand},
-			{Name: "unload", Arity: 3, Flags: []string{"no_async_loading", "admin", "noscript", "protected"}, Group: "server", Since: "4.0.0", Summary: "Unload a module", Complexity: "O(1)", Fn: moduleUnloadCommand},
-		}},
-	)
-}
 
 func moduleListCommand(c *Client, args [][]byte) { c.w.Array(0) }
 

@@ -7,11 +7,6 @@ import (
 )
 
 // Replication commands on a server that has no replicas.
-func init() {
-	register(
-		&Command{Name: "wait", Arity: 3, Flags: []string{"noscript"}, ACL: []string{"connection", "slow"}, Group: "generic", Since: "3.0.0", Summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection", Complexity: "O(1)", Fn: waitCommand},
-	)
-}
 
 // WAIT numreplicas timeout: no replica ever acknowledges, so the answer is
 // 0, at once when 0 replicas are asked for (or inside MULTI), else when

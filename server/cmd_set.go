@@ -11,49 +11,6 @@ import (
 	"github.com/sluicedb/sluice/store"
 )
 
-func init() {
-	register(
-		&Command{Name: "sadd", Arity: -3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "set", "fast"}, Group: "set", Since: "1.0.0", Summary: "Add one or more members to a set", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Fn: saddCommand},
-		&Command{Name: "srem", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "set", "fast"}, Group: "set", Since: "1.0.0", Summary: "Remove one or more members from a set", Complexity: "O(N) where N is the number of members to be removed.", Fn: sremCommand},
-		&Command{Name: "smembers", Arity: 2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Get all the members in a set", Complexity: "O(N) where N is the set cardinality.", Fn: sinterCommand},
-		&Command{Name: "sismember", Arity: 3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "fast"}, Group: "set", Since: "1.0.0", Summary: "Determine if a given value is a member of a set", Complexity: "O(1)", Fn: sismemberCommand},
-		&Command{Name: "smismember", Arity: -3, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "fast"}, Group: "set", Since: "6.2.0", Summary: "Returns the membership associated with the given elements for a set", Complexity: "O(N) where N is the number of elements being checked for membership", Fn: smismemberCommand},
-		&Command{Name: "scard", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "fast"}, Group: "set", Since: "1.0.0", Summary: "Get the number of members in a set", Complexity: "O(1)", Fn: scardCommand},
-		&Command{Name: "spop", Arity: -2, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "set", "fast"}, Group: "set", Since: "1.0.0", Summary: "Remove and return one or multiple random members from a set", Complexity: "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", Fn: spopCommand},
-		&Command{Name: "srandmember", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Get one or multiple random members from a set", Complexity: "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", Fn: srandmemberCommand},
-		&Command{Name: "smove", Arity: 4, Flags: []string{"write", "fast"}, First: 1, Last: 2, Step: 1, ACL: []string{"write", "set", "fast"}, Group: "set", Since: "1.0.0", Summary: "Move a member from one set to another", Complexity: "O(1)", Fn: smoveCommand},
-		&Command{Name: "sinter", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: -1, Step: 1, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Intersect multiple sets", Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", Fn: sinterCommand},
-		&Command{Name: "sintercard", Arity: -3, Flags: []string{"readonly", "movablekeys"}, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "7.0.0", Summary: "Intersect multiple sets and return the cardinality of the result", Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", Keys: numkeysAt1Keys, Fn: sintercardCommand},
-		&Command{Name: "sinterstore", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: -1, Step: 1, ACL: []string{"write", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Intersect multiple sets and store the resulting set in a key", Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.", Fn: sinterstoreCommand},
-		&Command{Name: "sunion", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: -1, Step: 1, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Add multiple sets", Complexity: "O(N) where N is the total number of elements in all given sets.", Fn: sunionCommand},
-		&Command{Name: "sunionstore", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: -1, Step: 1, ACL: []string{"write", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Add multiple sets and store the resulting set in a key", Complexity: "O(N) where N is the total number of elements in all given sets.", Fn: sunionstoreCommand},
-		&Command{Name: "sdiff", Arity: -2, Flags: []string{"readonly"}, First: 1, Last: -1, Step: 1, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Subtract multiple sets", Complexity: "O(N) where N is the total number of elements in all given sets.", Fn: sdiffCommand},
-		&Command{Name: "sdiffstore", Arity: -3, Flags: []string{"write", "denyoom"}, First: 1, Last: -1, Step: 1, ACL: []string{"write", "set", "slow"}, Group: "set", Since: "1.0.0", Summary: "Subtract multiple sets and store the resulting set in a key", Complexity: "O(N) where N is the total number of elements in all given sets.", Fn: sdiffstoreCommand},
-		&Command{Name: "sscan", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "slow"}, Group: "set", Since: "2.8.0", Summary: "Incrementally iterate Set elements", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", Fn: sscanCommand},
-	)
-}
-
-// numkeysAt1Keys returns the key positions of "CMD numkeys key... [opts]"
-// commands: 2 .. 2+numkeys-1, clamped to the arguments present (an invalid
-// numkeys locks nothing; the command replies with its error).
-func numkeysAt1Keys(args [][]byte) []int {
-	if len(args) < 3 {
-		return nil
-	}
-	n, ok := resp.ParseInt(args[1])
-	if !ok || n < 1 {
-		return nil
-	}
-	if n > int64(len(args)-2) {
-		n = int64(len(args) - 2)
-	}
-	pos := make([]int, n)
-	for i := range pos {
-		pos[i] = 2 + i
-	}
-	return pos
-}
-
 // lookupSet returns the set at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
 func (c *Client) lookupSet(key []byte) (s *store.SetVal, e *store.Entry, ok bool) {

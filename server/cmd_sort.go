@@ -17,39 +17,6 @@ import (
 // exclusively locked; their declared key positions (the sorted key and the
 // STORE destination) only feed COMMAND GETKEYS.
 
-func init() {
-	register(
-		&Command{Name: "sort", Arity: -2, Flags: []string{"write", "denyoom", "movablekeys", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: []string{"write", "set", "sortedset", "list", "slow", "dangerous"}, Group: "generic", Since: "1.0.0", Summary: "Sort the elements in a list, set or sorted set", Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", Keys: sortKeys, Fn: sortCommand},
-		&Command{Name: "sort_ro", Arity: -2, Flags: []string{"readonly", "lock_all"}, First: 1, Last: 1, Step: 1, ACL: []string{"read", "set", "sortedset", "list", "slow", "dangerous"}, Group: "generic", Since: "7.0.0", Summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", Fn: sortRoCommand},
-	)
-}
-
-// sortKeys is Redis's sortGetKeys: the sorted key plus the last STORE
-// destination, skipping the arguments of LIMIT, GET and BY.
-func sortKeys(args [][]byte) []int {
-	if len(args) < 2 {
-		return nil
-	}
-	keys := []int{1}
-	store := 0
-	for i := 2; i < len(args); i++ {
-		switch {
-		case eq(args[i], "limit"):
-			i += 2
-		case eq(args[i], "get"), eq(args[i], "by"):
-			i++
-		case eq(args[i], "store") && i+1 < len(args):
-			// Like Redis, the destination itself is then scanned as
-			// an option name.
-			store = i + 1
-		}
-	}
-	if store > 0 {
-		keys = append(keys, store)
-	}
-	return keys
-}
-
 func sortCommand(c *Client, args [][]byte)   { sortGeneric(c, args, false) }
 func sortRoCommand(c *Client, args [][]byte) { sortGeneric(c, args, true) }
 

@@ -13,37 +13,6 @@ import (
 // Streams: XADD, XRANGE, XREAD, consumer groups... (Redis's t_stream.c).
 
 func init() {
-	sacl := func(extra ...string) []string { return extra }
-	register(
-		&Command{Name: "xadd", Arity: -5, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "fast"), Group: "stream", Since: "5.0.0", Summary: "Appends a new entry to a stream", Complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.", Fn: xaddCommand},
-		&Command{Name: "xrange", Arity: -4, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: sacl("read", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval", Complexity: "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).", Fn: xrangeCommand},
-		&Command{Name: "xrevrange", Arity: -4, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: sacl("read", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", Complexity: "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).", Fn: xrevrangeCommand},
-		&Command{Name: "xlen", Arity: 2, Flags: []string{"readonly", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("read", "stream", "fast"), Group: "stream", Since: "5.0.0", Summary: "Return the number of entries in a stream", Complexity: "O(1)", Fn: xlenCommand},
-		&Command{Name: "xread", Arity: -4, Flags: []string{"readonly", "blocking"}, Keys: xreadKeys, ACL: sacl("read", "stream", "slow", "blocking"), Group: "stream", Since: "5.0.0", Summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", Complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.", Fn: xreadCommand},
-		&Command{Name: "xreadgroup", Arity: -7, Flags: []string{"write", "blocking"}, Keys: xreadKeys, ACL: sacl("write", "stream", "slow", "blocking"), Group: "stream", Since: "5.0.0", Summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", Complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.", Fn: xreadCommand},
-		&Command{Name: "xdel", Arity: -3, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "fast"), Group: "stream", Since: "5.0.0", Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.", Fn: xdelCommand},
-		&Command{Name: "xtrim", Arity: -4, Flags: []string{"write"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.", Fn: xtrimCommand},
-		&Command{Name: "xsetid", Arity: -3, Flags: []string{"write", "denyoom", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "fast"), Group: "stream", Since: "5.0.0", Summary: "An internal command for replicating stream values", Complexity: "O(1)", Fn: xsetidCommand},
-		&Command{Name: "xack", Arity: -4, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "fast"), Group: "stream", Since: "5.0.0", Summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", Complexity: "O(1) for each message ID processed.", Fn: xackCommand},
-		&Command{Name: "xpending", Arity: -3, Flags: []string{"readonly"}, First: 1, Last: 1, Step: 1, ACL: sacl("read", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", Complexity: "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.", Fn: xpendingCommand},
-		&Command{Name: "xclaim", Arity: -6, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "fast"), Group: "stream", Since: "5.0.0", Summary: "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", Complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.", Fn: xclaimCommand},
-		&Command{Name: "xautoclaim", Arity: -6, Flags: []string{"write", "fast"}, First: 1, Last: 1, Step: 1, ACL: sacl("write", "stream", "fast"), Group: "stream", Since: "6.2.0", Summary: "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", Complexity: "O(1) if COUNT is small.", Fn: xautoclaimCommand},
-		&Command{Name: "xgroup", Arity: -2, Group: "stream", Since: "5.0.0", Summary: "A container for consumer groups commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "create", Arity: -5, Flags: []string{"write", "denyoom"}, First: 2, Last: 2, Step: 1, ACL: sacl("write", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Create a consumer group.", Complexity: "O(1)", Fn: xgroupCommand},
-			{Name: "createconsumer", Arity: 5, Flags: []string{"write", "denyoom"}, First: 2, Last: 2, Step: 1, ACL: sacl("write", "stream", "slow"), Group: "stream", Since: "6.2.0", Summary: "Create a consumer in a consumer group.", Complexity: "O(1)", Fn: xgroupCommand},
-			{Name: "delconsumer", Arity: 5, Flags: []string{"write"}, First: 2, Last: 2, Step: 1, ACL: sacl("write", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Delete a consumer from a consumer group.", Complexity: "O(1)", Fn: xgroupCommand},
-			{Name: "destroy", Arity: 4, Flags: []string{"write"}, First: 2, Last: 2, Step: 1, ACL: sacl("write", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Destroy a consumer group.", Complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).", Fn: xgroupCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: sacl("stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: xgroupCommand},
-			{Name: "setid", Arity: -5, Flags: []string{"write"}, First: 2, Last: 2, Step: 1, ACL: sacl("write", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Set a consumer group to an arbitrary last delivered ID value.", Complexity: "O(1)", Fn: xgroupCommand},
-		}},
-		&Command{Name: "xinfo", Arity: -2, Group: "stream", Since: "5.0.0", Summary: "A container for stream introspection commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "consumers", Arity: 4, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: sacl("read", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "List the consumers in a consumer group", Complexity: "O(1)", Fn: xinfoCommand},
-			{Name: "groups", Arity: 3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: sacl("read", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "List the consumer groups of a stream", Complexity: "O(1)", Fn: xinfoCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: sacl("stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: xinfoCommand},
-			{Name: "stream", Arity: -3, Flags: []string{"readonly"}, First: 2, Last: 2, Step: 1, ACL: sacl("read", "stream", "slow"), Group: "stream", Since: "5.0.0", Summary: "Get information about a stream", Complexity: "O(1)", Fn: xinfoCommand},
-		}},
-	)
-
 	prev := objectEncodingOf
 	objectEncodingOf = func(e *store.Entry) string {
 		if e.Kind() == store.KindStream {
@@ -60,33 +29,6 @@ const (
 	errXGroupNoKey   = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
 	xreadDefaultWait = 1000 // XREAD_BLOCKED_DEFAULT_COUNT
 )
-
-// xreadKeys finds XREAD/XREADGROUP's keys: the first half of the
-// arguments after STREAMS.
-func xreadKeys(args [][]byte) []int {
-	for i := 1; i < len(args); i++ {
-		switch {
-		case eq(args[i], "block"), eq(args[i], "count"):
-			i++
-		case eq(args[i], "group"):
-			i += 2
-		case eq(args[i], "noack"):
-		case eq(args[i], "streams"):
-			n := len(args) - i - 1
-			if n%2 != 0 {
-				return nil
-			}
-			keys := make([]int, 0, n/2)
-			for j := 0; j < n/2; j++ {
-				keys = append(keys, i+1+j)
-			}
-			return keys
-		default:
-			return nil
-		}
-	}
-	return nil
-}
 
 // string2ull is Redis's string2ull: a canonical integer, else strtoull's
 // syntax (leading spaces, a sign, leading zeros).

@@ -1,140 +1,58 @@
 package server
 
 import (
-	"sort"
 	"strings"
+
+	"github.com/sluicedb/sluice/internal/cmdspec"
 )
 
-// Command flags beyond Redis's own (which are kept as names for COMMAND).
-type cmdFlag uint32
-
-const (
-	flagWrite    cmdFlag = 1 << iota
-	flagReadonly         // read-only command
-	flagLockAll          // needs the whole keyspace (exclusive lock)
-	flagNoLock           // touches no keys: no keyspace lock
-	flagNoAuth           // allowed before AUTH
-	flagNoMulti          // not allowed inside MULTI
-	flagPubSub           // allowed in RESP2 subscribed context
-	flagNoScript
-	flagBlocking
-	flagAdmin
-	flagLoading
-	flagStale
-	flagFast
-	flagDenyOOM      // may grow memory: refused when over maxmemory
-	flagMayReplicate // may be replicated though not a write (PUBLISH, EVAL): held by CLIENT PAUSE WRITE
-	flagSkipSlowlog  // not logged itself (EXEC: its commands are)
-)
-
-// Command is one entry of the command table: its metadata (which also
-// drives COMMAND, COMMAND DOCS and arity checks) and its handler.
+// Command is one entry of the command table: its spec (arity, flags, key
+// specs, docs: cmdspec.Table, generated from Redis's command JSON and
+// Sluice's overlay) and its handler (commands_gen.go binds them by name).
 type Command struct {
-	Name       string // lower case; subcommands are "parent|sub"
-	Arity      int
-	Flags      []string // Redis's flag names, as COMMAND reports them
-	First      int      // first key position (0: no keys)
-	Last       int      // last key position (negative: from the end)
-	Step       int
-	ACL        []string // ACL categories without '@'
-	Group      string
-	Since      string
-	Summary    string
-	Complexity string
-	// Keys returns key positions for commands whose keys First/Last/Step
-	// cannot describe (numkeys arguments).
-	Keys func(args [][]byte) []int
-	Fn   func(c *Client, args [][]byte)
-	Subs []*Command
+	cmdspec.Spec // a copy, so that dispatch reads its flags without a pointer
+	Fn           func(c *Client, args [][]byte)
+	Subs         []*Command // a container's subcommands, by name
 
-	flags  cmdFlag
-	id     int
+	id     int // index in cmdList: per-command stats and ACL bits
 	sub    map[string]*Command
 	parent *Command
 }
 
 var (
-	commands = map[string]*Command{}
-	cmdList  []*Command // by id
+	commands    map[string]*Command // top-level commands by name
+	cmdList     []*Command          // every command and subcommand, by id
+	topCommands []*Command          // top-level commands, by name
 )
 
-// register adds commands to the table. Each command family file calls it
-// from init, beside its handlers.
-func register(cmds ...*Command) {
-	for _, c := range cmds {
-		if _, dup := commands[c.Name]; dup {
-			panic("duplicate command " + c.Name)
+func init() {
+	commands = map[string]*Command{}
+	bound := 0
+	var add func(s *cmdspec.Spec, parent *Command) *Command
+	add = func(s *cmdspec.Spec, parent *Command) *Command {
+		c := &Command{Spec: *s, Fn: handlers[s.Name], id: len(cmdList), parent: parent}
+		if c.Fn != nil {
+			bound++
 		}
-		c.prepare()
-		commands[c.Name] = c
-	}
-}
-
-func (c *Command) prepare() {
-	c.id = len(cmdList)
-	cmdList = append(cmdList, c)
-	for _, f := range c.Flags {
-		switch f {
-		case "write":
-			c.flags |= flagWrite
-		case "readonly":
-			c.flags |= flagReadonly
-		case "no_auth":
-			c.flags |= flagNoAuth
-		case "no_multi":
-			c.flags |= flagNoMulti
-		case "pubsub":
-			c.flags |= flagPubSub
-		case "noscript":
-			c.flags |= flagNoScript
-		case "blocking":
-			c.flags |= flagBlocking
-		case "admin":
-			c.flags |= flagAdmin
-		case "loading":
-			c.flags |= flagLoading
-		case "stale":
-			c.flags |= flagStale
-		case "fast":
-			c.flags |= flagFast
-		case "denyoom":
-			c.flags |= flagDenyOOM
-		case "may_replicate":
-			c.flags |= flagMayReplicate
-		case "skip_slowlog":
-			c.flags |= flagSkipSlowlog
-		case "lock_all":
-			c.flags |= flagLockAll
-		}
-	}
-	if c.First == 0 && c.Keys == nil && c.flags&flagLockAll == 0 {
-		c.flags |= flagNoLock
-	}
-	if c.Step == 0 && c.First > 0 {
-		c.Step = 1
-	}
-	if len(c.Subs) > 0 {
-		c.sub = map[string]*Command{}
-		for _, s := range c.Subs {
-			s.parent = c
-			if !strings.Contains(s.Name, "|") {
-				s.Name = c.Name + "|" + s.Name
+		cmdList = append(cmdList, c)
+		if len(s.Subcommands) > 0 {
+			c.sub = map[string]*Command{}
+			for _, ss := range s.Subcommands {
+				sc := add(ss, c)
+				c.Subs = append(c.Subs, sc)
+				c.sub[strings.TrimPrefix(ss.Name, s.Name+"|")] = sc
 			}
-			s.prepare()
-			c.sub[s.Name[strings.IndexByte(s.Name, '|')+1:]] = s
 		}
+		return c
 	}
-}
-
-// publicFlags drops Sluice's internal flag names from COMMAND's output.
-func (c *Command) publicFlags() []string {
-	out := make([]string, 0, len(c.Flags))
-	for _, f := range c.Flags {
-		if f != "lock_all" {
-			out = append(out, f)
-		}
+	for _, s := range cmdspec.Table {
+		c := add(s, nil)
+		commands[s.Name] = c
+		topCommands = append(topCommands, c)
 	}
-	return out
+	if bound != len(handlers) {
+		panic("commands_gen.go names a handler for a command cmdspec.Table lacks: run go generate ./internal/cmdspec")
+	}
 }
 
 // lookupCommand finds a command by a case-insensitive name without allocating.
@@ -173,33 +91,27 @@ func (c *Command) lookupSub(name []byte) *Command {
 	return c.sub[strings.ToLower(string(name))]
 }
 
-// keyPositions returns the argument indexes that are keys.
-func (c *Command) keyPositions(args [][]byte, dst []int) []int {
-	if c.Keys != nil {
-		return append(dst, c.Keys(args)...)
+// lookupFullName finds "name" or "container|sub", case-insensitively.
+func lookupFullName(name []byte) *Command {
+	s := strings.ToLower(string(name))
+	if i := strings.IndexByte(s, '|'); i >= 0 {
+		parent := commands[s[:i]]
+		if parent == nil || parent.sub == nil {
+			return nil
+		}
+		return parent.sub[s[i+1:]]
 	}
-	if c.First <= 0 || c.First >= len(args) {
-		return dst
-	}
-	last := c.Last
-	if last < 0 {
-		last = len(args) + last
-	}
-	if last >= len(args) {
-		last = len(args) - 1
-	}
-	for i := c.First; i <= last; i += c.Step {
-		dst = append(dst, i)
-	}
-	return dst
+	return commands[s]
+}
+
+// checkArity reports whether argc arguments (the name included) fit the
+// command's arity.
+func (c *Command) checkArity(argc int) bool {
+	return (c.Arity <= 0 || c.Arity == argc) && argc >= -c.Arity
 }
 
 // sortedCommands returns the top-level commands by name.
-func sortedCommands() []*Command {
-	out := make([]*Command, 0, len(commands))
-	for _, c := range commands {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func sortedCommands() []*Command { return topCommands }
+
+// sortedSubs returns a container's subcommands by name.
+func sortedSubs(cmd *Command) []*Command { return cmd.Subs }

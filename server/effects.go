@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/store"
 )
@@ -222,9 +223,10 @@ func (c *Client) pend(dbi int, ops [][][]byte, toAOF bool) {
 }
 
 // dirtyOf sums the change counters of the shards of a command's keys.
-func dirtyOf(db *store.DB, args [][]byte, keys []int) uint64 {
+func dirtyOf(db *store.DB, args [][]byte, keys []cmdspec.Key) uint64 {
 	var n uint64
-	for _, p := range keys {
+	for _, k := range keys {
+		p := int(k.Pos)
 		if p < len(args) {
 			n += db.ShardChanges(store.ShardOf(args[p]))
 		}
@@ -235,14 +237,14 @@ func dirtyOf(db *store.DB, args [][]byte, keys []int) uint64 {
 // replRun runs cmd and emits what it changed.
 func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	flags := s.repl.flags.Load()
-	if flags&replReadOnly != 0 && c.fromScript && cmd.flags&flagWrite != 0 {
+	if flags&replReadOnly != 0 && c.fromScript && cmd.Flags&cmdspec.Write != 0 {
 		// A script's write on a read-only replica (scriptVerifyWriteCommandAllow).
 		if caller := s.lua.run.caller; (caller == nil || !caller.replMaster) && s.cfg.Get("replica-read-only") == "yes" {
 			c.w.Error("READONLY You can't write against a read only replica.")
 			return
 		}
 	}
-	if flags&replReadOnly != 0 && !c.replMaster && cmd.flags&flagWrite != 0 {
+	if flags&replReadOnly != 0 && !c.replMaster && cmd.Flags&cmdspec.Write != 0 {
 		// A write on a writable replica: keys written here with an
 		// expiry expire here; its effects reach its AOF, not its
 		// replicas.
@@ -277,15 +279,15 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 		}
 		return
 	}
-	write := cmd.flags&flagWrite != 0
-	if !write && cmd.flags&flagMayReplicate == 0 {
+	write := cmd.Flags&cmdspec.Write != 0
+	if !write && cmd.Flags&cmdspec.MayReplicate == 0 {
 		cmd.Fn(c, args)
 		return
 	}
 	dbi := c.dbi
 	db := c.DB()
-	var kp [8]int
-	keys := cmd.keyPositions(args, kp[:0])
+	var kp [8]cmdspec.Key
+	keys := cmd.Keys(args, kp[:0], cmdspec.Access)
 	before := dirtyOf(db, args, keys)
 	errs := c.w.Errors
 	mark := len(c.w.Buf)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
 )
@@ -184,12 +185,12 @@ func (c *Client) oomCheck(cmd *Command, args [][]byte) bool {
 	if !oom {
 		return true
 	}
-	reject := cmd.flags&flagDenyOOM != 0
+	reject := cmd.Flags&cmdspec.DenyOOM != 0
 	switch cmd.Name {
 	case "eval", "evalsha":
 		reject = c.srv.scriptDenyOOM(cmd.Name, args)
 	case "exec":
-		reject = c.txQueued(flagDenyOOM)
+		reject = c.txQueued(cmdspec.DenyOOM)
 	case "discard", "quit", "reset":
 	default:
 		if c.tx != nil {

@@ -8,10 +8,6 @@ import (
 // its decisions are repl.Failover's; here the server pauses writes,
 // turns replica of the target, or gives up.
 
-func init() {
-	register(&Command{Name: "failover", Arity: -1, Flags: []string{"admin", "noscript", "stale"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "6.2.0", Summary: "Start a coordinated failover between this server and one of its replicas.", Complexity: "O(1)", Fn: failoverCommand})
-}
-
 // failoverState is master_failover_state.
 func (s *Server) failoverState() string { return s.repl.fo.State() }
 

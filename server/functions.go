@@ -8,25 +8,6 @@ import (
 // The server's side of Redis 7 functions (functions.c): the FCALL and
 // FUNCTION commands over the engine's libraries.
 
-func init() {
-	fkeys := func(args [][]byte) []int { return numkeysPositions(args, 2, 3) }
-	register(
-		&Command{Name: "fcall", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: fkeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Invoke a function", Complexity: "Depends on the function that is executed.", Fn: fcallCommand},
-		&Command{Name: "fcall_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: fkeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Invoke a read-only function", Complexity: "Depends on the function that is executed.", Fn: fcallRoCommand},
-		&Command{Name: "function", Arity: -2, ACL: []string{"slow"}, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "load", Arity: -3, Flags: []string{"write", "denyoom", "noscript", "lock_all"}, ACL: []string{"write", "slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Create a function with the given arguments (name, code, description)", Complexity: "O(1) (considering compilation time is redundant)", Fn: functionLoadCommand},
-			{Name: "delete", Arity: 3, Flags: []string{"write", "noscript", "lock_all"}, ACL: []string{"write", "slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Delete a function by name", Complexity: "O(1)", Fn: functionDeleteCommand},
-			{Name: "flush", Arity: -2, Flags: []string{"write", "noscript", "lock_all"}, ACL: []string{"write", "slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Deleting all functions", Complexity: "O(N) where N is the number of functions deleted", Fn: functionFlushCommand},
-			{Name: "list", Arity: -2, Flags: []string{"noscript", "lock_all"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "List information about all the functions", Complexity: "O(N) where N is the number of functions", Fn: functionListCommand},
-			{Name: "dump", Arity: 2, Flags: []string{"noscript", "lock_all"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Dump all functions into a serialized binary payload", Complexity: "O(N) where N is the number of functions", Fn: functionDumpCommand},
-			{Name: "restore", Arity: -3, Flags: []string{"write", "denyoom", "noscript", "lock_all"}, ACL: []string{"write", "slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Restore all the functions on the given payload", Complexity: "O(N) where N is the number of functions on the payload", Fn: functionRestoreCommand},
-			{Name: "stats", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Return information about the function currently running (name, description, duration)", Complexity: "O(1)", Fn: functionStatsCommand},
-			{Name: "kill", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Kill the function currently in execution.", Complexity: "O(1)", Fn: functionKillCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: functionHelpCommand},
-		}},
-	)
-}
-
 func fcallCommand(c *Client, a [][]byte) { fcallGenericCommand(c, a, false) }
 
 func fcallRoCommand(c *Client, a [][]byte) { fcallGenericCommand(c, a, true) }

@@ -16,10 +16,6 @@ import (
 	"github.com/sluicedb/sluice/store"
 )
 
-func init() {
-	register(&Command{Name: "info", Arity: -1, Flags: []string{"loading", "stale", "sentinel"}, ACL: []string{"dangerous"}, Group: "server", Since: "1.0.0", Summary: "Get information and statistics about the server", Complexity: "O(1)", Fn: infoCommand})
-}
-
 // defaultInfoSections are the sections INFO shows without arguments.
 var defaultInfoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "module_list", "errorstats", "cluster", "keyspace"}
 

@@ -5,16 +5,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicedb/sluice/internal/cmdspec"
 )
 
 // MONITOR: clients that receive every command the server executes, as
 // Redis's replicationFeedMonitors formats them:
 //
 //	+1700000000.123456 [0 127.0.0.1:5000] "set" "key" "value"
-
-func init() {
-	register(&Command{Name: "monitor", Arity: 1, Flags: []string{"admin", "noscript", "loading", "stale"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Listen for all requests received by the server in real time", Fn: monitorCommand})
-}
 
 type monitorRegistry struct {
 	n  atomic.Int32 // len(m), read without the lock on every command
@@ -76,15 +74,7 @@ func monitorCommand(c *Client, args [][]byte) {
 // monitored reports whether cmd is shown to monitors (not admin commands,
 // nor those flagged skip_monitor, which feed themselves).
 func monitored(cmd *Command) bool {
-	if cmd.flags&flagAdmin != 0 {
-		return false
-	}
-	for _, f := range cmd.Flags {
-		if f == "skip_monitor" {
-			return false
-		}
-	}
-	return true
+	return cmd.Flags&(cmdspec.Admin|cmdspec.SkipMonitor) == 0
 }
 
 // feedMonitors sends a command executed by c in database dbi to every

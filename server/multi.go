@@ -4,18 +4,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/store"
 )
-
-func init() {
-	register(
-		&Command{Name: "multi", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction.", Complexity: "O(1)", Fn: multiCommand},
-		&Command{Name: "exec", Arity: 1, Flags: []string{"noscript", "loading", "stale", "skip_slowlog"}, ACL: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Complexity: "Depends on commands in the transaction", Fn: execCommand},
-		&Command{Name: "discard", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0", Summary: "Discards a transaction.", Complexity: "O(N), when N is the number of queued commands", Fn: discardCommand},
-		&Command{Name: "watch", Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, First: 1, Last: -1, Step: 1, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Complexity: "O(1) for every key.", Fn: watchCommand},
-		&Command{Name: "unwatch", Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction.", Complexity: "O(1)", Fn: unwatchCommand},
-	)
-}
 
 func multiCommand(c *Client, args [][]byte) {
 	if c.tx != nil {
@@ -70,9 +61,9 @@ func execCommand(c *Client, args [][]byte) {
 	}
 	var set store.ShardSet
 	for i, cmd := range tx.names {
-		c.keyPos = cmd.keyPositions(tx.cmds[i], c.keyPos[:0])
-		for _, p := range c.keyPos {
-			set.Add(tx.cmds[i][p])
+		c.keys = cmd.Keys(tx.cmds[i], c.keys[:0], cmdspec.Access)
+		for _, k := range c.keys {
+			set.Add(tx.cmds[i][k.Pos])
 		}
 	}
 	for _, w := range c.watched {
@@ -88,12 +79,12 @@ func execCommand(c *Client, args [][]byte) {
 
 // txQueued reports whether a command queued in c's transaction has flag
 // f (Redis's mstate.cmd_flags): EXEC is refused for what it would run.
-func (c *Client) txQueued(f cmdFlag) bool {
+func (c *Client) txQueued(f cmdspec.Flags) bool {
 	if c.tx == nil {
 		return false
 	}
 	for _, q := range c.tx.names {
-		if q.flags&f != 0 {
+		if q.Flags&f != 0 {
 			return true
 		}
 	}
@@ -101,12 +92,12 @@ func (c *Client) txQueued(f cmdFlag) bool {
 }
 
 // txQueuedWithout reports whether a queued command lacks flag f.
-func (c *Client) txQueuedWithout(f cmdFlag) bool {
+func (c *Client) txQueuedWithout(f cmdspec.Flags) bool {
 	if c.tx == nil {
 		return false
 	}
 	for _, q := range c.tx.names {
-		if q.flags&f == 0 {
+		if q.Flags&f == 0 {
 			return true
 		}
 	}
@@ -118,7 +109,7 @@ func (c *Client) txQueuedWithout(f cmdFlag) bool {
 func (c *Client) txNeedsAll() bool {
 	for _, cmd := range c.tx.names {
 		// DEBUG (SLEEP, RELOAD...) holds the whole server, as in Redis.
-		if cmd.flags&flagLockAll != 0 || cmd.Name == "select" || cmd.Name == "debug" {
+		if cmd.Flags&cmdspec.LockAll != 0 || cmd.Name == "select" || cmd.Name == "debug" {
 			return true
 		}
 	}

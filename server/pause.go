@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/lua"
 )
 
@@ -188,7 +189,7 @@ func (c *Client) mayReplicate(cmd *Command, args [][]byte) bool {
 			return flags&lua.NoWrites == 0
 		}
 	}
-	return cmd.flags&(flagWrite|flagMayReplicate) != 0
+	return cmd.Flags&(cmdspec.Write|cmdspec.MayReplicate) != 0
 }
 
 // scriptFlags returns the declared flags of the script or function that

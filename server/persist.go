@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/rdb"
 )
@@ -18,14 +19,6 @@ import (
 // of the dataset (snapshot.go), replays commands and RDB records into the
 // keyspace when files are loaded, and holds the commands (SAVE, BGSAVE,
 // BGREWRITEAOF), the config hooks and INFO's fields.
-
-func init() {
-	register(
-		&Command{Name: "save", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading", "no_multi"}, Group: "server", Since: "1.0.0", Summary: "Synchronously save the dataset to disk", Complexity: "O(N) where N is the total number of keys in all databases", Fn: saveCommand},
-		&Command{Name: "bgsave", Arity: -1, Flags: []string{"admin", "noscript", "no_async_loading"}, Group: "server", Since: "1.0.0", Summary: "Asynchronously save the dataset to disk", Complexity: "O(1)", Fn: bgsaveCommand},
-		&Command{Name: "bgrewriteaof", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading"}, Group: "server", Since: "1.0.0", Summary: "Asynchronously rewrite the append-only file", Complexity: "O(1)", Fn: bgrewriteaofCommand},
-	)
-}
 
 // persistHost is the server as package persist sees it.
 type persistHost struct{ s *Server }
@@ -137,7 +130,7 @@ func (c *Client) diskDenied(cmd *Command) bool {
 	if c.replMaster {
 		return false
 	}
-	write := cmd.flags&flagWrite != 0 || cmd.Name == "ping" || cmd.Name == "exec" && c.txQueued(flagWrite)
+	write := cmd.Flags&cmdspec.Write != 0 || cmd.Name == "ping" || cmd.Name == "exec" && c.txQueued(cmdspec.Write)
 	if !write {
 		return false
 	}

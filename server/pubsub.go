@@ -12,28 +12,6 @@ import (
 	"github.com/sluicedb/sluice/store"
 )
 
-func init() {
-	sub := []string{"pubsub", "noscript", "loading", "stale"}
-	register(
-		&Command{Name: "subscribe", Arity: -2, Flags: sub, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.0.0", Summary: "Listens for messages published to channels.", Complexity: "O(N) where N is the number of channels to subscribe to.", Fn: subscribeCommand},
-		&Command{Name: "unsubscribe", Arity: -1, Flags: sub, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.0.0", Summary: "Stops listening to messages posted to channels.", Complexity: "O(N) where N is the number of channels to unsubscribe.", Fn: unsubscribeCommand},
-		&Command{Name: "psubscribe", Arity: -2, Flags: sub, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.0.0", Summary: "Listens for messages published to channels that match one or more patterns.", Complexity: "O(N) where N is the number of patterns to subscribe to.", Fn: psubscribeCommand},
-		&Command{Name: "punsubscribe", Arity: -1, Flags: sub, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.0.0", Summary: "Stops listening to messages published to channels that match one or more patterns.", Complexity: "O(N) where N is the number of patterns to unsubscribe.", Fn: punsubscribeCommand},
-		&Command{Name: "ssubscribe", Arity: -2, Flags: sub, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Listens for messages published to shard channels.", Complexity: "O(N) where N is the number of shard channels to subscribe to.", Fn: ssubscribeCommand},
-		&Command{Name: "sunsubscribe", Arity: -1, Flags: sub, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Stops listening to messages posted to shard channels.", Complexity: "O(N) where N is the number of shard channels to unsubscribe.", Fn: sunsubscribeCommand},
-		&Command{Name: "publish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast", "may_replicate"}, ACL: []string{"pubsub", "fast"}, Group: "pubsub", Since: "2.0.0", Summary: "Posts a message to a channel.", Complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", Fn: publishCommand},
-		&Command{Name: "spublish", Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast", "may_replicate"}, ACL: []string{"pubsub", "fast"}, Group: "pubsub", Since: "7.0.0", Summary: "Post a message to a shard channel", Complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.", Fn: spublishCommand},
-		&Command{Name: "pubsub", Arity: -2, ACL: []string{"slow"}, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands.", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "channels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns the active channels.", Complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", Fn: pubsubChannelsCommand},
-			{Name: "numsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of subscribers to channels.", Complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels", Fn: pubsubNumsubCommand},
-			{Name: "numpat", Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "2.8.0", Summary: "Returns a count of unique pattern subscriptions.", Complexity: "O(1)", Fn: pubsubNumpatCommand},
-			{Name: "shardchannels", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Returns the active shard channels.", Complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).", Fn: pubsubShardchannelsCommand},
-			{Name: "shardnumsub", Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, ACL: []string{"pubsub", "slow"}, Group: "pubsub", Since: "7.0.0", Summary: "Returns the count of subscribers of shard channels.", Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", Fn: pubsubShardnumsubCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow"}, Group: "pubsub", Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Complexity: "O(1)", Fn: pubsubHelpCommand},
-		}},
-	)
-}
-
 // subs is a client's subscriptions. Only the client's own goroutine
 // changes the maps; counts are atomic for CLIENT LIST from elsewhere.
 type subs struct {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/repl"
@@ -897,11 +898,11 @@ func (c *Client) loadingRefused(cmd *Command, args [][]byte) bool {
 func (c *Client) loadingRefusedSlow(cmd *Command, args [][]byte) bool {
 	switch c.srv.repl.loading.Load() {
 	case loadingSync:
-		if cmd.flags&flagLoading != 0 && !denyLoadingConfig(cmd, args) {
+		if cmd.Flags&cmdspec.Loading != 0 && !denyLoadingConfig(cmd, args) {
 			return false
 		}
 	case loadingAsync:
-		if !hasFlag(cmd, "no_async_loading") && !denyLoadingConfig(cmd, args) {
+		if cmd.Flags&cmdspec.NoAsyncLoading == 0 && !denyLoadingConfig(cmd, args) {
 			return false
 		}
 	default:
@@ -979,13 +980,14 @@ type dbKey struct {
 // replica that have an expiry now, to expire them here. The command's
 // locks are held.
 func (s *Server) noteReplicaWrite(c *Client, cmd *Command, args [][]byte) {
-	var kp [8]int
-	keys := cmd.keyPositions(args, kp[:0])
+	var kp [8]cmdspec.Key
+	keys := cmd.Keys(args, kp[:0], cmdspec.Access)
 	if len(keys) == 0 {
 		return
 	}
 	db := c.DB()
-	for _, p := range keys {
+	for _, k := range keys {
+		p := int(k.Pos)
 		if p >= len(args) {
 			continue
 		}

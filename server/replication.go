@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/store"
@@ -89,16 +90,6 @@ type waitReq struct {
 	n     int64
 	done  bool
 	timer *time.Timer
-}
-
-func init() {
-	register(
-		&Command{Name: "sync", Arity: 1, Flags: []string{"admin", "noscript", "no_async_loading", "no_multi", "lock_all"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Internal command used for replication", Complexity: "", Fn: syncCommand},
-		&Command{Name: "psync", Arity: -3, Flags: []string{"admin", "noscript", "no_async_loading", "no_multi", "lock_all"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "2.8.0", Summary: "Internal command used for replication", Complexity: "", Fn: syncCommand},
-		&Command{Name: "replconf", Arity: -1, Flags: []string{"admin", "noscript", "loading", "stale", "allow_busy"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "3.0.0", Summary: "An internal command for configuring the replication stream", Complexity: "O(1)", Fn: replconfCommand},
-		&Command{Name: "replicaof", Arity: 3, Flags: []string{"admin", "noscript", "stale", "no_async_loading"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "5.0.0", Summary: "Make the server a replica of another instance, or promote it as master.", Complexity: "O(1)", Fn: replicaofCommand},
-		&Command{Name: "slaveof", Arity: 3, Flags: []string{"admin", "noscript", "stale", "no_async_loading"}, ACL: []string{"admin", "slow", "dangerous"}, Group: "server", Since: "1.0.0", Summary: "Make the server a replica of another instance, or promote it as master.", Complexity: "O(1)", Fn: replicaofCommand},
-	)
 }
 
 // wireReplication sets up the replication state when the server is made.
@@ -531,7 +522,7 @@ func (c *Client) replicaExec(args [][]byte) {
 			cmd = sub
 		}
 	}
-	if cmd != nil && cmd.flags&(flagWrite|flagReadonly|flagMayReplicate) != 0 {
+	if cmd != nil && cmd.Flags&(cmdspec.Write|cmdspec.Readonly|cmdspec.MayReplicate) != 0 {
 		c.rejectCmd(cmd, "ERR Replica can't interact with the keyspace")
 	} else {
 		c.dispatch(args)
@@ -715,7 +706,7 @@ func (c *Client) staleReplica(cmd *Command) bool {
 	if l := c.srv.replLink(); l == nil || l.State() == repl.StateConnected {
 		return false
 	}
-	if cmd.flags&flagStale != 0 && (cmd.Name != "exec" || !c.txQueuedWithout(flagStale)) {
+	if cmd.Flags&cmdspec.Stale != 0 && (cmd.Name != "exec" || !c.txQueuedWithout(cmdspec.Stale)) {
 		return false
 	}
 	c.rejectCmd(cmd, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
@@ -728,7 +719,7 @@ func (c *Client) readOnlyReplica(cmd *Command) bool {
 	if c.replMaster || c.srv.cfg.Get("replica-read-only") != "yes" {
 		return false
 	}
-	if cmd.flags&flagWrite == 0 && (cmd.Name != "exec" || !c.txQueued(flagWrite)) {
+	if cmd.Flags&cmdspec.Write == 0 && (cmd.Name != "exec" || !c.txQueued(cmdspec.Write)) {
 		return false
 	}
 	c.rejectCmd(cmd, "READONLY You can't write against a read only replica.")

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/resp"
 )
@@ -17,24 +18,6 @@ import (
 // with the keyspace exclusively locked (lock_all); their redis.call
 // commands go through a connection-less pseudo client with inExec set,
 // so they take no locks.
-
-func init() {
-	evalKeys := func(args [][]byte) []int { return numkeysPositions(args, 2, 3) }
-	register(
-		&Command{Name: "eval", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalCommand},
-		&Command{Name: "evalsha", Arity: -3, Flags: []string{"noscript", "skip_monitor", "may_replicate", "no_mandatory_keys", "stale", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Execute a Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalshaCommand},
-		&Command{Name: "eval_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalRoCommand},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: []string{"noscript", "skip_monitor", "no_mandatory_keys", "stale", "readonly", "lock_all"}, Keys: evalKeys, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "7.0.0", Summary: "Execute a read-only Lua script server side", Complexity: "Depends on the script that is executed.", Fn: evalshaRoCommand},
-		&Command{Name: "script", Arity: -2, ACL: []string{"slow"}, Group: "scripting", Since: "2.6.0", Summary: "A container for Lua scripts management commands", Complexity: "Depends on subcommand.", Subs: []*Command{
-			{Name: "load", Arity: 3, Flags: []string{"noscript", "stale"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Load the specified Lua script into the script cache.", Complexity: "O(N) with N being the length in bytes of the script body.", Fn: scriptLoadCommand},
-			{Name: "exists", Arity: -3, Flags: []string{"noscript"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Check existence of scripts in the script cache.", Complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).", Fn: scriptExistsCommand},
-			{Name: "flush", Arity: -2, Flags: []string{"noscript"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Remove all the scripts from the script cache.", Complexity: "O(N) with N being the number of scripts in cache", Fn: scriptFlushCommand},
-			{Name: "kill", Arity: 2, Flags: []string{"noscript", "allow_busy"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "2.6.0", Summary: "Kill the script currently in execution.", Complexity: "O(1)", Fn: scriptKillCommand},
-			{Name: "debug", Arity: 3, Flags: []string{"noscript"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "3.2.0", Summary: "Set the debug mode for executed scripts.", Complexity: "O(1)", Fn: scriptDebugCommand},
-			{Name: "help", Arity: 2, Flags: []string{"loading", "stale"}, ACL: []string{"slow", "scripting"}, Group: "scripting", Since: "5.0.0", Summary: "Show helpful text about the different subcommands", Complexity: "O(1)", Fn: scriptHelpCommand},
-		}},
-	)
-}
 
 func evalCommand(c *Client, a [][]byte) { evalGenericCommand(c, a, false, false) }
 
@@ -130,7 +113,7 @@ func (st *scriptingState) Call(argv [][]byte, proto int) []byte {
 		pc.w.Error(msg)
 		return pc.w.Buf
 	}
-	if cmd.flags&flagWrite != 0 {
+	if cmd.Flags&cmdspec.Write != 0 {
 		run.wrote = true
 	}
 	pc.mark = 0 // time each call on its own, not since the previous one
@@ -150,10 +133,10 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 	if cmd == nil {
 		return "ERR Unknown Redis command called from script"
 	}
-	if (cmd.Arity > 0 && cmd.Arity != len(argv)) || len(argv) < -cmd.Arity {
+	if !cmd.checkArity(len(argv)) {
 		return "ERR Wrong number of args calling Redis command from script"
 	}
-	if cmd.flags&flagNoScript != 0 && !srv.denyScriptsOff.Load() {
+	if cmd.Flags&cmdspec.NoScript != 0 && !srv.denyScriptsOff.Load() {
 		return "ERR This Redis command is not allowed from script"
 	}
 	if run.caller != nil {
@@ -161,24 +144,24 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 			return "ERR " + msg
 		}
 	}
-	if run.readOnly && (cmd.flags&flagWrite != 0 || hasFlag(cmd, "may_replicate")) {
+	if run.readOnly && cmd.Flags&(cmdspec.Write|cmdspec.MayReplicate) != 0 {
 		return "ERR Write commands are not allowed from read-only scripts."
 	}
-	if cmd.flags&flagDenyOOM != 0 && !run.wrote && run.caller != nil && run.caller.preOOM &&
+	if cmd.Flags&cmdspec.DenyOOM != 0 && !run.wrote && run.caller != nil && run.caller.preOOM &&
 		!run.caller.scriptAllowOOM && srv.cfg.maxMemory.Load() != 0 {
 		// Over maxmemory when the script began, and no write yet
 		// (scriptVerifyOOM).
 		return errOOM
 	}
-	if cmd.flags&flagWrite != 0 && run.caller != nil && srv.readOnlyReplicaFor(run.caller) {
+	if cmd.Flags&cmdspec.Write != 0 && run.caller != nil && srv.readOnlyReplicaFor(run.caller) {
 		return "READONLY You can't write against a read only replica." // scriptVerifyWriteCommandAllow
 	}
-	if cmd.flags&flagWrite != 0 && srv.gate.Load()&gateDisk != 0 && (run.caller == nil || !run.caller.replMaster) {
+	if cmd.Flags&cmdspec.Write != 0 && srv.gate.Load()&gateDisk != 0 && (run.caller == nil || !run.caller.replMaster) {
 		if msg := srv.pe.WriteDenied(); msg != "" {
 			return msg // scriptVerifyWriteCommandAllow
 		}
 	}
-	if cmd.flags&flagWrite != 0 && srv.replicasMissing() {
+	if cmd.Flags&cmdspec.Write != 0 && srv.replicasMissing() {
 		return errNoReplicas // scriptVerifyWriteCommandAllow
 	}
 	if srv.cluster != nil {
@@ -196,15 +179,6 @@ func (st *scriptingState) Log(level int, msg string) {
 func (st *scriptingState) ACLCheck(argv [][]byte) (allowed, ok bool) {
 	run := st.cur
 	return run.pc.aclCheckCmd(run.caller, argv)
-}
-
-func hasFlag(cmd *Command, f string) bool {
-	for _, x := range cmd.Flags {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }
 
 // evalKeysArgs parses EVAL's and FCALL's numkeys (args[2]) and returns
@@ -441,7 +415,7 @@ func (c *Client) busyReject(cmd *Command, since int64) bool {
 	if th <= 0 || nanotime()-since < th*1e6 {
 		return false
 	}
-	if hasFlag(cmd, "allow_busy") || (cmd.parent != nil && hasFlag(cmd.parent, "allow_busy")) {
+	if cmd.Flags&cmdspec.AllowBusy != 0 || (cmd.parent != nil && cmd.parent.Flags&cmdspec.AllowBusy != 0) {
 		return false
 	}
 	run := srv.lua.running.Load()

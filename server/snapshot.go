@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/store"
@@ -199,9 +200,9 @@ func (s *Server) recordEncoder(enc rdb.Enc) store.Encoder {
 // what it replaces or removes itself). The keys' locks, or the exclusive
 // lock, are held.
 func (c *Client) captureKeys(db *store.DB, cmd *Command, args [][]byte) {
-	c.snapPos = cmd.keyPositions(args, c.snapPos[:0])
-	for _, p := range c.snapPos {
-		db.Capture(args[p])
+	c.snapKeys = cmd.Keys(args, c.snapKeys[:0], cmdspec.Access)
+	for _, k := range c.snapKeys {
+		db.Capture(args[k.Pos])
 	}
 }
 

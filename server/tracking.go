@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -396,14 +397,15 @@ func (s *Server) trackingRedir(c *Client) int64 {
 func (c *Client) trackBegin(cmd *Command, args [][]byte) {
 	e := &trackExec{}
 	switch {
-	case cmd.flags&flagLockAll != 0:
+	case cmd.Flags&cmdspec.LockAll != 0:
 		// A command under the keyspace lock is the only one running.
 		e.all = true
-	case cmd.flags&flagNoLock != 0:
+	case cmd.Flags&cmdspec.NoLock != 0:
 		// It holds no lock (EXEC's queued commands record their own keys).
 	default:
-		for _, p := range safeKeyPositions(cmd, args) {
-			e.keys = append(e.keys, string(args[p]))
+		var buf [4]cmdspec.Key
+		for _, k := range cmd.Keys(args, buf[:0], cmdspec.Access) {
+			e.keys = append(e.keys, string(args[k.Pos]))
 		}
 	}
 	c.trk.exec.Store(e)
@@ -417,7 +419,7 @@ func (c *Client) trackEnd(cmd *Command, args [][]byte) {
 	ts.exec.Store(nil)
 	s := c.srv
 	t := &s.tracking
-	if cmd.flags&flagReadonly != 0 && cmd.flags&flagPubSub == 0 && !isReadOnlyScriptCall(cmd) {
+	if cmd.Flags&cmdspec.Readonly != 0 && cmd.Flags&cmdspec.PubSub == 0 && !isReadOnlyScriptCall(cmd) {
 		if c.trackRemember(cmd, args) {
 			s.trackingLimitKeys()
 		}
@@ -450,7 +452,7 @@ func isReadOnlyScriptCall(cmd *Command) bool {
 // the keys it declared to the script (EVAL's or FCALL's KEYS), not the
 // ones the command named, as Redis 7.0 does.
 func (c *Client) trackScriptRead(cmd *Command, args [][]byte) {
-	if cmd.flags&flagReadonly == 0 || cmd.flags&flagPubSub != 0 {
+	if cmd.Flags&cmdspec.Readonly == 0 || cmd.Flags&cmdspec.PubSub != 0 {
 		return
 	}
 	if run := c.srv.lua.cur; run != nil && run.caller != nil && run.caller.trk != nil && run.caller.trackRememberKeys(run.keys) {
@@ -466,9 +468,10 @@ func (c *Client) trackRemember(cmd *Command, args [][]byte) bool {
 		return false
 	}
 	var buf [4][]byte
+	var kbuf [4]cmdspec.Key
 	keys := buf[:0]
-	for _, p := range safeKeyPositions(cmd, args) {
-		keys = append(keys, args[p])
+	for _, k := range cmd.Keys(args, kbuf[:0], cmdspec.Access) {
+		keys = append(keys, args[k.Pos])
 	}
 	return c.trackRememberKeys(keys)
 }
@@ -775,22 +778,4 @@ func (s *Server) deliverTracking(target, self *Client, b []byte) {
 		return
 	}
 	target.deliverPubSub(b)
-}
-
-// safeKeyPositions returns the valid key positions of a command, none when
-// its key function rejects the arguments.
-func safeKeyPositions(cmd *Command, args [][]byte) (pos []int) {
-	defer func() {
-		if recover() != nil {
-			pos = nil
-		}
-	}()
-	valid := cmd.keyPositions(args, nil)
-	pos = valid[:0]
-	for _, p := range valid {
-		if p > 0 && p < len(args) {
-			pos = append(pos, p)
-		}
-	}
-	return pos
 }
