@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+
+	"github.com/sluicedb/sluice/store"
 )
 
 // Listpack is a Redis listpack being built: a 6-byte header (total bytes,
@@ -133,20 +135,6 @@ func appendBacklen(b []byte, l uint64) []byte {
 	return append(b, byte(l>>28), byte(l>>21&127)|128, byte(l>>14&127)|128, byte(l>>7&127)|128, byte(l&127)|128)
 }
 
-func backlenSize(l uint64) int {
-	switch {
-	case l <= 127:
-		return 1
-	case l < 16383:
-		return 2
-	case l < 2097151:
-		return 3
-	case l < 268435455:
-		return 4
-	}
-	return 5
-}
-
 // element is one decoded listpack or ziplist entry: a string, or an
 // integer when s is nil.
 type element struct {
@@ -224,7 +212,7 @@ func parseListpack(b []byte) ([]element, error) {
 			e.s = b[p+hdr : p+hdr+dlen]
 		}
 		entryLen := hdr + dlen
-		bl := backlenSize(uint64(entryLen))
+		bl := store.ListpackBacklenSize(entryLen)
 		if entryLen+bl > end-p {
 			return nil, errFormat
 		}

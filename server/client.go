@@ -751,7 +751,8 @@ func (c *Client) removeMembers(key []byte, members [][]byte, remove func([]byte)
 
 // lookupKind returns key's live entry when it holds a value of kind (nil
 // when the key is missing). For another type it replies WRONGTYPE to w and
-// returns ok=false. Each family's typed lookup goes through it.
+// returns ok=false. Each family's typed lookup (c.lookupList, c.lookupHash,
+// ...) goes through it.
 func lookupKind(w *resp.Writer, db *store.DB, key []byte, kind store.Kind) (e *store.Entry, ok bool) {
 	e = db.Lookup(key)
 	if e != nil && e.Kind() != kind {

@@ -197,21 +197,7 @@ func clampBitRange(start, end, strlen int64, isBit bool) (s, e int64, firstMask,
 	if isBit {
 		total <<= 3
 	}
-	if start < 0 {
-		start += total
-	}
-	if end < 0 {
-		end += total
-	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= total {
-		end = total - 1
-	}
+	start, end = clampRange(start, end, total)
 	if isBit && start <= end {
 		firstMask = ^byte((1 << (8 - (start & 7))) - 1)
 		lastMask = byte((1 << (7 - (end & 7))) - 1)

@@ -206,13 +206,13 @@ func tableSize(n int) int {
 func valueLen(e *store.Entry) int {
 	switch e.Kind() {
 	case store.KindList:
-		return listOf(e).Len()
+		return e.AsList().Len()
 	case store.KindSet:
 		return e.AsSet().Len()
 	case store.KindHash:
 		return e.AsHash().Len()
 	case store.KindZSet:
-		return zsetOf(e).Len()
+		return e.AsZSet().Len()
 	}
 	return 1
 }
@@ -354,7 +354,7 @@ func debugObject(c *Client, key []byte) {
 	}
 	extra := ""
 	if e.Kind() == store.KindList {
-		l := listOf(e)
+		l := e.AsList()
 		fill := int(c.srv.cfg.listPackSize.Load())
 		nodes := 1
 		if fill > 0 && l.Len() > fill {
@@ -455,7 +455,7 @@ func (s *Server) entryDigest(e *store.Entry, exp int64) [20]byte {
 	case store.KindString:
 		mixDigest(&d, e.Bytes(tmp[:0]))
 	case store.KindList:
-		listOf(e).Each(false, func(_ int, v []byte) bool { mixDigest(&d, v); return true })
+		e.AsList().Each(false, func(_ int, v []byte) bool { mixDigest(&d, v); return true })
 	case store.KindSet:
 		e.AsSet().ForEach(func(m []byte) bool { xorDigest(&d, m); return true })
 	case store.KindHash:
@@ -469,7 +469,7 @@ func (s *Server) entryDigest(e *store.Entry, exp int64) [20]byte {
 			return true
 		})
 	case store.KindZSet:
-		zsetOf(e).Iter(0, false, func(it store.ZItem) bool {
+		e.AsZSet().Iter(0, false, func(it store.ZItem) bool {
 			var ed [20]byte
 			mixDigest(&ed, strBytes(it.Member))
 			mixDigest(&ed, resp.AppendDouble(tmp[:0], it.Score))

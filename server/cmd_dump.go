@@ -67,7 +67,7 @@ func rdbType(e *store.Entry) (byte, bool) {
 		}
 		return rdb.TypeHash, true
 	case store.KindZSet:
-		if zsetOf(e).Compact() {
+		if e.AsZSet().Compact() {
 			return rdb.TypeZSetListpack, true
 		}
 		return rdb.TypeZSet2, true
@@ -92,7 +92,7 @@ func (s *Server) appendValue(enc rdb.Enc, dst []byte, e *store.Entry) []byte {
 		}
 		return enc.String(dst, e.Bytes(nil))
 	case store.KindList:
-		l := listOf(e)
+		l := e.AsList()
 		return enc.List(dst, int(s.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
 			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
 		})
@@ -109,7 +109,7 @@ func (s *Server) appendValue(enc rdb.Enc, dst []byte, e *store.Entry) []byte {
 		}
 		return enc.Hash(dst, h.Len(), h.ForEach)
 	case store.KindZSet:
-		z := zsetOf(e)
+		z := e.AsZSet()
 		items := func(rank int, reverse bool) func(func([]byte, float64) bool) {
 			return func(yield func([]byte, float64) bool) {
 				z.Iter(rank, reverse, func(it store.ZItem) bool { return yield(strBytes(it.Member), it.Score) })

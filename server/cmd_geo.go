@@ -185,7 +185,7 @@ func geoaddCommand(c *Client, args [][]byte) {
 
 // GEOHASH key member [...]
 func geohashCommand(c *Client, args [][]byte) {
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -211,7 +211,7 @@ func geohashCommand(c *Client, args [][]byte) {
 
 // GEOPOS key member [...]
 func geoposCommand(c *Client, args [][]byte) {
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -244,7 +244,7 @@ func geodistCommand(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -335,8 +335,7 @@ func (c *Client) geoBoxArg(wb, hb, u []byte) (w, h, conv float64, ok bool) {
 }
 
 func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags int) {
-	db := c.DB()
-	z, ok := lookupZset(&c.w, db, args[srcIdx])
+	z, ok := c.lookupZset(args[srcIdx])
 	if !ok {
 		return
 	}

@@ -23,7 +23,7 @@ func hashSetEncoding(e *store.Entry) (string, bool) {
 
 // lookupHash returns the hash at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
-func (c *Client) lookupHash(key []byte) (h *store.HashVal, ok bool) {
+func (c *Client) lookupHash(key []byte) (*store.HashVal, bool) {
 	e, ok := lookupKind(&c.w, c.DB(), key, store.KindHash)
 	if e == nil {
 		return nil, ok

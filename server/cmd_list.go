@@ -11,16 +11,14 @@ import (
 
 const errIndexRange = "ERR index out of range"
 
-func listOf(e *store.Entry) *store.List { return (*store.List)(e.Object()) }
-
 // lookupList returns key's list (nil if missing), replying WRONGTYPE and
 // returning ok=false for another type.
-func lookupList(w *resp.Writer, db *store.DB, key []byte) (*store.List, bool) {
-	e, ok := lookupKind(w, db, key, store.KindList)
+func (c *Client) lookupList(key []byte) (*store.List, bool) {
+	e, ok := lookupKind(&c.w, c.DB(), key, store.KindList)
 	if e == nil {
 		return nil, ok
 	}
-	return listOf(e), true
+	return e.AsList(), true
 }
 
 // newListKey creates an empty list at key and signals blocked clients.
@@ -55,7 +53,7 @@ func (c *Client) notifyAt(db *store.DB, class int64, event string, key []byte) {
 
 func pushGeneric(c *Client, args [][]byte, front, xx bool) {
 	db := c.DB()
-	l, ok := lookupList(&c.w, db, args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -88,7 +86,7 @@ func lpushxCommand(c *Client, args [][]byte) { pushGeneric(c, args, true, true) 
 func rpushxCommand(c *Client, args [][]byte) { pushGeneric(c, args, false, true) }
 
 func llenCommand(c *Client, args [][]byte) {
-	l, ok := lookupList(&c.w, c.DB(), args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -149,7 +147,7 @@ func popGeneric(c *Client, args [][]byte, front bool) {
 		count = v
 	}
 	db := c.DB()
-	l, ok := lookupList(&c.w, db, args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -216,7 +214,7 @@ func lrangeCommand(c *Client, args [][]byte) {
 		c.w.Error(errNotInt)
 		return
 	}
-	l, ok := lookupList(&c.w, c.DB(), args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -234,7 +232,7 @@ func lrangeCommand(c *Client, args [][]byte) {
 }
 
 func lindexCommand(c *Client, args [][]byte) {
-	l, ok := lookupList(&c.w, c.DB(), args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -274,7 +272,7 @@ func lsetCommand(c *Client, args [][]byte) {
 		c.w.Error(errNotInt)
 		return
 	}
-	l := listOf(e)
+	l := e.AsList()
 	n := int64(l.Len())
 	if idx < 0 {
 		idx += n
@@ -300,7 +298,7 @@ func linsertCommand(c *Client, args [][]byte) {
 		return
 	}
 	db := c.DB()
-	l, ok := lookupList(&c.w, db, args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -324,7 +322,7 @@ func lremCommand(c *Client, args [][]byte) {
 		return
 	}
 	db := c.DB()
-	l, ok := lookupList(&c.w, db, args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -364,7 +362,7 @@ func ltrimCommand(c *Client, args [][]byte) {
 		c.wrongType()
 		return
 	}
-	l := listOf(e)
+	l := e.AsList()
 	n := int64(l.Len())
 	s, en, ok := normRange(start, stop, n)
 	if !ok {
@@ -428,7 +426,7 @@ func lposCommand(c *Client, args [][]byte) {
 		}
 		fromTail = true
 	}
-	l, ok := lookupList(&c.w, c.DB(), args[1])
+	l, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -513,7 +511,7 @@ func lmoveOnce(c *Client, w *resp.Writer, db *store.DB, srcKey, dstKey []byte, s
 			dst = c.newListKey(db, dstKey)
 		}
 	} else {
-		dst = listOf(de)
+		dst = de.AsList()
 	}
 	db.Modified(dstKey)
 	if to {
@@ -530,7 +528,7 @@ func lmoveOnce(c *Client, w *resp.Writer, db *store.DB, srcKey, dstKey []byte, s
 
 func lmoveGeneric(c *Client, args [][]byte, from, to bool) {
 	db := c.DB()
-	src, ok := lookupList(&c.w, db, args[1])
+	src, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -618,7 +616,7 @@ func lmpopCommand(c *Client, args [][]byte) {
 	}
 	db := c.DB()
 	for _, k := range keys {
-		l, ok := lookupList(&c.w, db, k)
+		l, ok := c.lookupList(k)
 		if !ok {
 			return
 		}
@@ -637,7 +635,7 @@ func lmpopCommand(c *Client, args [][]byte) {
 func blockingListPop(c *Client, keys [][]byte, front bool, count int64, deadline int64) {
 	db := c.DB()
 	for _, k := range keys {
-		l, ok := lookupList(&c.w, db, k)
+		l, ok := c.lookupList(k)
 		if !ok {
 			return
 		}
@@ -656,7 +654,7 @@ func blockingListPop(c *Client, keys [][]byte, front bool, count int64, deadline
 		if !ok {
 			return res
 		}
-		serveListPop(c, w, db, key, listOf(e), front, count)
+		serveListPop(c, w, db, key, e.AsList(), front, count)
 		return serveDone
 	})
 }
@@ -708,7 +706,7 @@ func blmpopCommand(c *Client, args [][]byte) {
 
 func blmoveGeneric(c *Client, args [][]byte, from, to bool, deadline int64) {
 	db := c.DB()
-	src, ok := lookupList(&c.w, db, args[1])
+	src, ok := c.lookupList(args[1])
 	if !ok {
 		return
 	}
@@ -726,7 +724,7 @@ func blmoveGeneric(c *Client, args [][]byte, from, to bool, deadline int64) {
 		if !ok {
 			return res
 		}
-		lmoveOnce(c, w, db, key, keys[1], listOf(e), from, to)
+		lmoveOnce(c, w, db, key, keys[1], e.AsList(), from, to)
 		return serveDone
 	})
 }

@@ -13,19 +13,19 @@ import (
 
 // lookupSet returns the set at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
-func (c *Client) lookupSet(key []byte) (s *store.SetVal, e *store.Entry, ok bool) {
-	e, ok = lookupKind(&c.w, c.DB(), key, store.KindSet)
+func (c *Client) lookupSet(key []byte) (*store.SetVal, bool) {
+	e, ok := lookupKind(&c.w, c.DB(), key, store.KindSet)
 	if e == nil {
-		return nil, nil, ok
+		return nil, ok
 	}
-	return e.AsSet(), e, true
+	return e.AsSet(), true
 }
 
 func (c *Client) setMaxIntset() int { return int(c.srv.cfg.setMaxIntset.Load()) }
 
 func saddCommand(c *Client, args [][]byte) {
 	key := args[1]
-	s, _, ok := c.lookupSet(key)
+	s, ok := c.lookupSet(key)
 	if !ok {
 		return
 	}
@@ -50,7 +50,7 @@ func saddCommand(c *Client, args [][]byte) {
 
 func sremCommand(c *Client, args [][]byte) {
 	key := args[1]
-	s, _, ok := c.lookupSet(key)
+	s, ok := c.lookupSet(key)
 	if !ok {
 		return
 	}
@@ -109,7 +109,7 @@ func smoveCommand(c *Client, args [][]byte) {
 }
 
 func sismemberCommand(c *Client, args [][]byte) {
-	s, _, ok := c.lookupSet(args[1])
+	s, ok := c.lookupSet(args[1])
 	if !ok {
 		return
 	}
@@ -121,7 +121,7 @@ func sismemberCommand(c *Client, args [][]byte) {
 }
 
 func smismemberCommand(c *Client, args [][]byte) {
-	s, _, ok := c.lookupSet(args[1])
+	s, ok := c.lookupSet(args[1])
 	if !ok {
 		return
 	}
@@ -136,7 +136,7 @@ func smismemberCommand(c *Client, args [][]byte) {
 }
 
 func scardCommand(c *Client, args [][]byte) {
-	s, _, ok := c.lookupSet(args[1])
+	s, ok := c.lookupSet(args[1])
 	if !ok {
 		return
 	}
@@ -170,7 +170,7 @@ func spopCommand(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s, _, ok := c.lookupSet(key)
+	s, ok := c.lookupSet(key)
 	if !ok {
 		return
 	}
@@ -196,9 +196,13 @@ func spopWithCount(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	s, e, ok := c.lookupSet(key)
+	e, ok := lookupKind(&c.w, c.DB(), key, store.KindSet)
 	if !ok {
 		return
+	}
+	var s *store.SetVal
+	if e != nil {
+		s = e.AsSet()
 	}
 	if s == nil || l == 0 {
 		c.w.Set(0)
@@ -266,7 +270,7 @@ func srandmemberCommand(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	s, _, ok := c.lookupSet(args[1])
+	s, ok := c.lookupSet(args[1])
 	if !ok {
 		return
 	}
@@ -283,7 +287,7 @@ func srandmemberWithCount(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	s, _, ok := c.lookupSet(args[1])
+	s, ok := c.lookupSet(args[1])
 	if !ok {
 		return
 	}
@@ -353,17 +357,16 @@ func srandmemberWithCount(c *Client, args [][]byte) {
 
 // lookupSets looks every key up (missing keys are nil), replying
 // WRONGTYPE when one holds another type.
-func (c *Client) lookupSets(keys [][]byte) ([]*store.SetVal, []*store.Entry, bool) {
+func (c *Client) lookupSets(keys [][]byte) ([]*store.SetVal, bool) {
 	sets := make([]*store.SetVal, len(keys))
-	ents := make([]*store.Entry, len(keys))
 	for i, k := range keys {
-		s, e, ok := c.lookupSet(k)
+		s, ok := c.lookupSet(k)
 		if !ok {
-			return nil, nil, false
+			return nil, false
 		}
-		sets[i], ents[i] = s, e
+		sets[i] = s
 	}
-	return sets, ents, true
+	return sets, true
 }
 
 func sinterCommand(c *Client, args [][]byte) { sinterGeneric(c, args[1:], nil, false, 0) }
@@ -419,7 +422,7 @@ func storeSetResult(c *Client, dst []byte, s *store.SetVal, event string) {
 }
 
 func sinterGeneric(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit int64) {
-	sets, _, ok := c.lookupSets(keys)
+	sets, ok := c.lookupSets(keys)
 	if !ok {
 		return
 	}
@@ -593,7 +596,7 @@ func setUnionDiff(sets []*store.SetVal, diff bool, max int) *store.SetVal {
 }
 
 func sunionDiffGeneric(c *Client, keys [][]byte, dst []byte, diff bool) {
-	sets, _, ok := c.lookupSets(keys)
+	sets, ok := c.lookupSets(keys)
 	if !ok {
 		return
 	}
@@ -620,7 +623,7 @@ func sscanCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR invalid cursor")
 		return
 	}
-	s, _, ok := c.lookupSet(args[1])
+	s, ok := c.lookupSet(args[1])
 	if !ok {
 		return
 	}

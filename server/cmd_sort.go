@@ -112,13 +112,13 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	if e != nil {
 		switch kind {
 		case store.KindList:
-			l = listOf(e)
+			l = e.AsList()
 			n = l.Len()
 		case store.KindSet:
 			s = e.AsSet()
 			n = s.Len()
 		case store.KindZSet:
-			z = zsetOf(e)
+			z = e.AsZSet()
 			// Redis converts a compact sorted set for good.
 			if z.Compact() {
 				z.Convert()

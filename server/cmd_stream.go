@@ -153,13 +153,28 @@ func writeStreamEntry(w *resp.Writer, e store.StreamEntry) {
 }
 
 // lookupStream returns the stream at key (nil when missing), replying
-// WRONGTYPE for another type.
-func lookupStream(w *resp.Writer, db *store.DB, key []byte) (*store.Stream, bool) {
-	e, ok := lookupKind(w, db, key, store.KindStream)
+// WRONGTYPE and returning ok=false for another type.
+func (c *Client) lookupStream(key []byte) (*store.Stream, bool) {
+	e, ok := lookupKind(&c.w, c.DB(), key, store.KindStream)
 	if e == nil {
 		return nil, ok
 	}
 	return e.AsStream(), true
+}
+
+// lookupGroup returns the stream at key and its consumer group named name
+// (g nil when either is missing); ok is false after a WRONGTYPE reply.
+func (c *Client) lookupGroup(key, name []byte) (s *store.Stream, g *store.StreamGroup, ok bool) {
+	if s, ok = c.lookupStream(key); s != nil {
+		g = s.Group(name)
+	}
+	return s, g, ok
+}
+
+// replyNoGroup is XPENDING's, XCLAIM's and XAUTOCLAIM's error for a
+// missing key or group.
+func (c *Client) replyNoGroup(key, name []byte) {
+	c.w.Error("-NOGROUP No such key '" + string(key) + "' or consumer group '" + string(name) + "'")
 }
 
 func (c *Client) streamNodeLimits() (int64, int64) { return streamNodeLimits(c.srv.cfg) }
@@ -305,7 +320,7 @@ func xaddCommand(c *Client, args [][]byte) {
 	}
 	key := args[1]
 	db := c.DB()
-	s, ok := lookupStream(&c.w, db, key)
+	s, ok := c.lookupStream(key)
 	if !ok {
 		return
 	}
@@ -411,7 +426,7 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) {
 			return
 		}
 	}
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, ok := c.lookupStream(args[1])
 	if !ok {
 		return
 	}
@@ -443,7 +458,7 @@ func replyRange(w *resp.Writer, s *store.Stream, start, end store.StreamID, coun
 }
 
 func xlenCommand(c *Client, args [][]byte) {
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, ok := c.lookupStream(args[1])
 	if !ok {
 		return
 	}
@@ -587,7 +602,7 @@ func xreadCommand(c *Client, args [][]byte) {
 	for i := streamsArg + nstreams; i < len(args); i++ {
 		idx := i - streamsArg - nstreams
 		key := args[i-nstreams]
-		s, ok := lookupStream(&c.w, db, key)
+		s, ok := c.lookupStream(key)
 		if !ok {
 			return
 		}
@@ -634,7 +649,7 @@ func xreadCommand(c *Client, args [][]byte) {
 	served := 0
 	for i := 0; i < nstreams; i++ {
 		key := args[streamsArg+i]
-		s, _ := lookupStream(&c.w, db, key)
+		s, _ := c.lookupStream(key)
 		if s == nil {
 			continue
 		}
@@ -776,7 +791,7 @@ func (c *Client) streamIDArgs(args [][]byte) ([]store.StreamID, bool) {
 }
 
 func xdelCommand(c *Client, args [][]byte) {
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, ok := c.lookupStream(args[1])
 	if !ok {
 		return
 	}
@@ -818,7 +833,7 @@ func xtrimCommand(c *Client, args [][]byte) {
 	if c.parseAddTrim(args, false, &a) < 0 {
 		return
 	}
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, ok := c.lookupStream(args[1])
 	if !ok {
 		return
 	}
@@ -871,7 +886,7 @@ func xsetidCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, ok := c.lookupStream(args[1])
 	if !ok {
 		return
 	}
@@ -950,7 +965,7 @@ func xgroupCommand(c *Client, args [][]byte) {
 			}
 		}
 		var ok bool
-		if s, ok = lookupStream(&c.w, db, args[2]); !ok {
+		if s, ok = c.lookupStream(args[2]); !ok {
 			return
 		}
 		grp = args[3]
@@ -1040,13 +1055,9 @@ func xgroupCommand(c *Client, args [][]byte) {
 }
 
 func xackCommand(c *Client, args [][]byte) {
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	_, g, ok := c.lookupGroup(args[1], args[2])
 	if !ok {
 		return
-	}
-	var g *store.StreamGroup
-	if s != nil {
-		g = s.Group(args[2])
 	}
 	if g == nil {
 		c.w.Int(0)
@@ -1119,16 +1130,12 @@ func xpendingCommand(c *Client, args [][]byte) {
 			consumerName = args[startIdx+3]
 		}
 	}
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	_, g, ok := c.lookupGroup(args[1], args[2])
 	if !ok {
 		return
 	}
-	var g *store.StreamGroup
-	if s != nil {
-		g = s.Group(args[2])
-	}
 	if g == nil {
-		c.w.Error("-NOGROUP No such key '" + string(args[1]) + "' or consumer group '" + string(args[2]) + "'")
+		c.replyNoGroup(args[1], args[2])
 		return
 	}
 	if justInfo {
@@ -1201,16 +1208,12 @@ func (c *Client) intArgMsg(b []byte, msg string) (int64, bool) {
 }
 
 func xclaimCommand(c *Client, args [][]byte) {
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, g, ok := c.lookupGroup(args[1], args[2])
 	if !ok {
 		return
 	}
-	var g *store.StreamGroup
-	if s != nil {
-		g = s.Group(args[2])
-	}
 	if g == nil {
-		c.w.Error("-NOGROUP No such key '" + string(args[1]) + "' or consumer group '" + string(args[2]) + "'")
+		c.replyNoGroup(args[1], args[2])
 		return
 	}
 	minIdle, ok := c.intArgMsg(args[4], "Invalid min-idle-time argument for XCLAIM")
@@ -1370,16 +1373,12 @@ func xautoclaimCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	s, ok := lookupStream(&c.w, c.DB(), args[1])
+	s, g, ok := c.lookupGroup(args[1], args[2])
 	if !ok {
 		return
 	}
-	var g *store.StreamGroup
-	if s != nil {
-		g = s.Group(args[2])
-	}
 	if g == nil {
-		c.w.Error("-NOGROUP No such key '" + string(args[1]) + "' or consumer group '" + string(args[2]) + "'")
+		c.replyNoGroup(args[1], args[2])
 		return
 	}
 	key := args[1]
@@ -1477,7 +1476,7 @@ func xinfoCommand(c *Client, args [][]byte) {
 		return
 	}
 	key := args[2]
-	s, ok := lookupStream(&c.w, c.DB(), key)
+	s, ok := c.lookupStream(key)
 	if !ok {
 		return
 	}

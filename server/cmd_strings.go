@@ -579,6 +579,29 @@ func setrangeCommand(c *Client, args [][]byte) {
 	c.w.Int(int64(e.Len()))
 }
 
+// clampRange turns the inclusive range start..end of a string of n
+// bytes (or bits), negative indexes counting from the end, into indexes
+// inside it, as GETRANGE, BITCOUNT and BITPOS read their ranges; the
+// range is empty when start > end afterwards.
+func clampRange(start, end, n int64) (int64, int64) {
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	return start, end
+}
+
 func getrangeCommand(c *Client, args [][]byte) {
 	start, ok := c.intArg(args[2])
 	if !ok {
@@ -604,21 +627,7 @@ func getrangeCommand(c *Client, args [][]byte) {
 		c.w.BulkString("")
 		return
 	}
-	if start < 0 {
-		start += n
-	}
-	if end < 0 {
-		end += n
-	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= n {
-		end = n - 1
-	}
+	start, end = clampRange(start, end, n)
 	if start > end || n == 0 {
 		c.w.BulkString("")
 		return

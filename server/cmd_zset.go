@@ -23,14 +23,14 @@ const (
 // plain sets as sorted sets with score 1 (as Redis does).
 var zsetSetMembers func(e *store.Entry, fn func(member []byte))
 
-func zsetOf(e *store.Entry) *store.ZSet { return (*store.ZSet)(e.Object()) }
-
-func lookupZset(w *resp.Writer, db *store.DB, key []byte) (*store.ZSet, bool) {
-	e, ok := lookupKind(w, db, key, store.KindZSet)
+// lookupZset returns key's sorted set (nil if missing), replying
+// WRONGTYPE and returning ok=false for another type.
+func (c *Client) lookupZset(key []byte) (*store.ZSet, bool) {
+	e, ok := lookupKind(&c.w, c.DB(), key, store.KindZSet)
 	if e == nil {
 		return nil, ok
 	}
-	return zsetOf(e), true
+	return e.AsZSet(), true
 }
 
 // parseScore parses a score like Redis's getDoubleFromObject.
@@ -214,7 +214,7 @@ done:
 	}
 	db := c.DB()
 	key := args[1]
-	z, ok := lookupZset(&c.w, db, key)
+	z, ok := c.lookupZset(key)
 	if !ok {
 		return
 	}
@@ -279,7 +279,7 @@ func (c *Client) zsetEmptied(db *store.DB, key []byte, z *store.ZSet) {
 
 func zremCommand(c *Client, args [][]byte) {
 	db := c.DB()
-	z, ok := lookupZset(&c.w, db, args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -305,7 +305,7 @@ func zremCommand(c *Client, args [][]byte) {
 }
 
 func zcardCommand(c *Client, args [][]byte) {
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -317,7 +317,7 @@ func zcardCommand(c *Client, args [][]byte) {
 }
 
 func zscoreCommand(c *Client, args [][]byte) {
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -334,7 +334,7 @@ func zscoreCommand(c *Client, args [][]byte) {
 }
 
 func zmscoreCommand(c *Client, args [][]byte) {
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -353,7 +353,7 @@ func zmscoreCommand(c *Client, args [][]byte) {
 }
 
 func zrankGeneric(c *Client, args [][]byte, rev bool) {
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -666,7 +666,7 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, storeDst bool, rangeT
 		}
 	}
 	sink := &zrangeSink{c: c, store: storeDst, withScores: withScores}
-	z, ok := lookupZset(&c.w, c.DB(), key)
+	z, ok := c.lookupZset(key)
 	if !ok {
 		return
 	}
@@ -749,7 +749,7 @@ func zcountCommand(c *Client, args [][]byte) {
 
 // zcountIn replies with how many members of key's sorted set fall in r.
 func zcountIn(c *Client, key []byte, r interface{ ranks(*store.ZSet) (int, int) }) {
-	z, ok := lookupZset(&c.w, c.DB(), key)
+	z, ok := c.lookupZset(key)
 	if !ok {
 		return
 	}
@@ -801,7 +801,7 @@ func zremrangeGeneric(c *Client, args [][]byte, rangeType int) {
 		event = "zremrangebylex"
 	}
 	db := c.DB()
-	z, ok := lookupZset(&c.w, db, args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -844,12 +844,12 @@ func zpop(c *Client, w *resp.Writer, db *store.DB, keys [][]byte, max bool, emit
 	var key []byte
 	var z *store.ZSet
 	for _, k := range keys {
-		zz, ok := lookupZset(w, db, k)
+		e, ok := lookupKind(w, db, k, store.KindZSet)
 		if !ok {
 			return
 		}
-		if zz != nil {
-			key, z = k, zz
+		if e != nil {
+			key, z = k, e.AsZSet()
 			break
 		}
 	}
@@ -955,7 +955,7 @@ func parseMpopZ(c *Client, args [][]byte, idx int) ([][]byte, bool, int64, bool)
 func blockingZpop(c *Client, keys [][]byte, max bool, count int64, nested bool, deadline int64) {
 	db := c.DB()
 	for _, k := range keys {
-		z, ok := lookupZset(&c.w, db, k)
+		z, ok := c.lookupZset(k)
 		if !ok {
 			return
 		}
@@ -1029,7 +1029,7 @@ func zrandmemberCommand(c *Client, args [][]byte) {
 		zrandWithCount(c, args[1], l, withScores)
 		return
 	}
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -1041,7 +1041,7 @@ func zrandmemberCommand(c *Client, args [][]byte) {
 }
 
 func zrandWithCount(c *Client, key []byte, l int64, withScores bool) {
-	z, ok := lookupZset(&c.w, c.DB(), key)
+	z, ok := c.lookupZset(key)
 	if !ok {
 		return
 	}
@@ -1154,7 +1154,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numIdx int, op int, car
 		}
 		switch {
 		case e.Kind() == store.KindZSet:
-			src[i].z = zsetOf(e)
+			src[i].z = e.AsZSet()
 			src[i].n = src[i].z.Len()
 		case e.Kind() == store.KindSet && zsetSetMembers != nil:
 			src[i].set = e
@@ -1331,7 +1331,7 @@ func zscanCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR invalid cursor")
 		return
 	}
-	z, ok := lookupZset(&c.w, c.DB(), args[1])
+	z, ok := c.lookupZset(args[1])
 	if !ok {
 		return
 	}
@@ -1389,9 +1389,9 @@ func zscanCommand(c *Client, args [][]byte) {
 func listZsetEncoding(e *store.Entry) string {
 	switch e.Kind() {
 	case store.KindList:
-		return listOf(e).Encoding()
+		return e.AsList().Encoding()
 	case store.KindZSet:
-		return zsetOf(e).Encoding()
+		return e.AsZSet().Encoding()
 	}
 	return ""
 }
@@ -1400,9 +1400,9 @@ func listZsetEncoding(e *store.Entry) string {
 func dupListZset(e *store.Entry) *store.Entry {
 	switch e.Kind() {
 	case store.KindList:
-		return store.NewObject(store.KindList, unsafe.Pointer(listOf(e).Clone()))
+		return store.NewObject(store.KindList, unsafe.Pointer(e.AsList().Clone()))
 	case store.KindZSet:
-		return store.NewObject(store.KindZSet, unsafe.Pointer(zsetOf(e).Clone()))
+		return store.NewObject(store.KindZSet, unsafe.Pointer(e.AsZSet().Clone()))
 	}
 	return nil
 }

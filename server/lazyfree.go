@@ -62,7 +62,7 @@ const lazyfreeThreshold = 64
 func freeEffort(e *store.Entry, listFill int) int {
 	switch e.Kind() {
 	case store.KindList:
-		n := listOf(e).Len()
+		n := e.AsList().Len()
 		per := listFill // elements per quicklist node
 		if per <= 0 {
 			per = (4096 << min(-listFill-1, 4)) / 16 // size-limited nodes of small elements
@@ -77,7 +77,7 @@ func freeEffort(e *store.Entry, listFill int) int {
 			return h.Len()
 		}
 	case store.KindZSet:
-		if z := zsetOf(e); !z.Compact() {
+		if z := e.AsZSet(); !z.Compact() {
 			return z.Len()
 		}
 	case store.KindStream:
@@ -103,9 +103,9 @@ func freedSize(e *store.Entry) int64 {
 		}
 		return int64(e.Len())
 	case store.KindList:
-		n = listOf(e).Len()
+		n = e.AsList().Len()
 	case store.KindZSet:
-		n = zsetOf(e).Len()
+		n = e.AsZSet().Len()
 	case store.KindSet:
 		n = e.AsSet().Len()
 	case store.KindHash:

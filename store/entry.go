@@ -3,6 +3,8 @@ package store
 import (
 	"strconv"
 	"unsafe"
+
+	"github.com/sluicedb/sluice/resp"
 )
 
 // Kind is the type of a value, as TYPE reports it.
@@ -189,7 +191,7 @@ func isIntEncodable(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	return parseCanonicalInt(b)
+	return resp.ParseInt(b)
 }
 
 // SetBytes stores a copy of b, as SET does (integers as integers).
@@ -294,47 +296,4 @@ func (e *Entry) StringEncoding() string {
 		return "embstr"
 	}
 	return "raw"
-}
-
-// parseCanonicalInt parses a decimal integer that round-trips exactly
-// (Redis's string2ll rules).
-func parseCanonicalInt(b []byte) (int64, bool) {
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		if len(b) == 1 {
-			return 0, false
-		}
-		neg, i = true, 1
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (1<<64-1)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-		if v < uint64(c-'0') {
-			return 0, false
-		}
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
 }

@@ -22,6 +22,9 @@ type List struct {
 	fill  int // list-max-listpack-size: <0 size class, >0 element count
 }
 
+// AsList returns the list of a KindList entry.
+func (e *Entry) AsList() *List { return (*List)(e.ptr) }
+
 type lnode struct {
 	buf    []byte
 	lo, hi int // elements occupy buf[lo:hi]

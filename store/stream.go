@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"unsafe"
+
+	"github.com/sluicedb/sluice/resp"
 )
 
 // Streams (Redis's t_stream.c data model).
@@ -295,10 +297,12 @@ func lpIntSize(v int64) int {
 	default:
 		l = 9
 	}
-	return l + lpBacklenSize(l)
+	return l + ListpackBacklenSize(l)
 }
 
-func lpBacklenSize(l int) int {
+// ListpackBacklenSize is the size of a listpack entry's back-length, the
+// entry's length l written for reading right to left, 7 bits a byte.
+func ListpackBacklenSize(l int) int {
 	switch {
 	case l <= 127:
 		return 1
@@ -319,7 +323,7 @@ func ListpackEntrySize(b []byte) int { return lpStrSize(b) }
 
 func lpStrSize(b []byte) int {
 	if len(b) > 0 && len(b) <= 20 {
-		if v, ok := parseCanonicalInt(b); ok {
+		if v, ok := resp.ParseInt(b); ok {
 			return lpIntSize(v)
 		}
 	}
@@ -333,7 +337,7 @@ func lpStrSize(b []byte) int {
 	default:
 		l = 5 + n
 	}
-	return l + lpBacklenSize(l)
+	return l + ListpackBacklenSize(l)
 }
 
 // --- adding ---

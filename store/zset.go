@@ -38,6 +38,9 @@ type ZSet struct {
 	n      int
 }
 
+// AsZSet returns the sorted set of a KindZSet entry.
+func (e *Entry) AsZSet() *ZSet { return (*ZSet)(e.ptr) }
+
 type zleaf struct{ items []zent }
 
 // zent is a member in a leaf: its score (a copy of the blob's, so that
