@@ -150,14 +150,14 @@ func (m *Migrator) Migrate(job *MigrateJob, accepted func(i int)) string {
 		buf := cmd.Buf
 		selectDB := mc.lastDB != job.DB
 		if selectDB {
-			buf = appendCommand(buf, []byte("SELECT"), strconv.AppendInt(nil, job.DB, 10))
+			buf = resp.AppendCommand(buf, []byte("SELECT"), strconv.AppendInt(nil, job.DB, 10))
 		}
 		for _, it := range job.Items {
 			ttl := strconv.AppendInt(nil, it.TTL, 10)
 			if job.Replace {
-				buf = appendCommand(buf, restore, it.Key, ttl, it.Payload, []byte("REPLACE"))
+				buf = resp.AppendCommand(buf, restore, it.Key, ttl, it.Payload, []byte("REPLACE"))
 			} else {
-				buf = appendCommand(buf, restore, it.Key, ttl, it.Payload)
+				buf = resp.AppendCommand(buf, restore, it.Key, ttl, it.Payload)
 			}
 		}
 		mc.conn.SetDeadline(time.Now().Add(job.Timeout))
@@ -220,15 +220,6 @@ func (m *Migrator) Migrate(job *MigrateJob, accepted func(i int)) string {
 		mc.lastDB = job.DB
 		return ""
 	}
-}
-
-func appendCommand(buf []byte, args ...[]byte) []byte {
-	w := resp.Writer{Buf: buf}
-	w.Array(len(args))
-	for _, a := range args {
-		w.Bulk(a)
-	}
-	return w.Buf
 }
 
 // readLine reads one reply line (the target's replies to AUTH, SELECT and

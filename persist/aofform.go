@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/rdb"
+	"github.com/sluicedb/sluice/resp"
 )
 
 // An AOF base in command form (aof-use-rdb-preamble no), as Redis's
@@ -36,25 +37,10 @@ type cmdWriter struct {
 }
 
 func (c *cmdWriter) cmd(args ...[]byte) {
-	c.buf = AppendCommand(c.buf[:0], args)
+	c.buf = resp.AppendCommand(c.buf[:0], args...)
 	if c.err == nil {
 		_, c.err = c.w.Write(c.buf)
 	}
-}
-
-// AppendCommand appends args as a RESP array of bulk strings.
-func AppendCommand(b []byte, args [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // WriteAOFForm writes img to w as AOF commands.

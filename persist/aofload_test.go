@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicedb/sluice/resp"
 )
 
 // recorder is a Replayer that keeps the commands it runs.
@@ -46,7 +48,7 @@ func cmd(args ...string) string {
 	for i, a := range args {
 		bs[i] = []byte(a)
 	}
-	return string(AppendCommand(nil, bs))
+	return string(resp.AppendCommand(nil, bs...))
 }
 
 func TestLoadFile(t *testing.T) {

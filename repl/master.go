@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicedb/sluice/resp"
 )
 
 // Master is the replication state of a server as a source of the
@@ -224,21 +226,6 @@ func (m *Master) WriteLocked(b []byte, limit func(*Replica) bool) {
 	}
 }
 
-// AppendCmd encodes args as a RESP array.
-func AppendCmd(b []byte, args ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
-
 // SelectLocked feeds SELECT when db is not the stream's database (-1:
 // any).
 func (m *Master) SelectLocked(db int, limit func(*Replica) bool) {
@@ -246,14 +233,14 @@ func (m *Master) SelectLocked(db int, limit func(*Replica) bool) {
 		return
 	}
 	m.curDB = db
-	m.enc = AppendCmd(m.enc[:0], []byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
+	m.enc = resp.AppendCommand(m.enc[:0], []byte("SELECT"), strconv.AppendInt(nil, int64(db), 10))
 	m.WriteLocked(m.enc, limit)
 }
 
 // FeedLocked feeds one command run in database db (-1: any).
 func (m *Master) FeedLocked(db int, limit func(*Replica) bool, args ...[]byte) {
 	m.SelectLocked(db, limit)
-	m.enc = AppendCmd(m.enc[:0], args...)
+	m.enc = resp.AppendCommand(m.enc[:0], args...)
 	m.WriteLocked(m.enc, limit)
 }
 

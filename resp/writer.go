@@ -235,3 +235,20 @@ func appendG17(b []byte, f float64) []byte {
 	}
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
+
+// AppendCommand appends args to b as a command is sent: an array of bulk
+// strings (what clients write, and what the replication stream and
+// MIGRATE carry).
+func AppendCommand(b []byte, args ...[]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}

@@ -257,3 +257,15 @@ func BenchmarkAppendDouble(b *testing.B) {
 		})
 	}
 }
+
+// TestAppendCommand: a command encoded by AppendCommand reads back through
+// the Parser as the same arguments.
+func TestAppendCommand(t *testing.T) {
+	b := AppendCommand([]byte("x"), []byte("SET"), []byte(""), []byte("a\r\nb"))
+	if want := "x*3\r\n$3\r\nSET\r\n$0\r\n\r\n$4\r\na\r\nb\r\n"; string(b) != want {
+		t.Fatalf("AppendCommand = %q, want %q", b, want)
+	}
+	if got := string(AppendCommand(nil)); got != "*0\r\n" {
+		t.Fatalf("no arguments: %q", got)
+	}
+}

@@ -23,7 +23,7 @@ func hashSetEncoding(e *store.Entry) (string, bool) {
 
 // lookupHash returns the hash at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
-func (c *Client) lookupHash(key []byte) (*store.HashVal, bool) {
+func (c *Client) lookupHash(key []byte) (*store.Hash, bool) {
 	e, ok := lookupKind(&c.w, c.DB(), key, store.KindHash)
 	if e == nil {
 		return nil, ok
@@ -33,7 +33,7 @@ func (c *Client) lookupHash(key []byte) (*store.HashVal, bool) {
 
 // hashForWrite returns the hash at key, creating (and adding) an empty one
 // when the key is missing, as hashTypeLookupWriteOrCreate does.
-func (c *Client) hashForWrite(key []byte) (*store.HashVal, bool) {
+func (c *Client) hashForWrite(key []byte) (*store.Hash, bool) {
 	h, ok := c.lookupHash(key)
 	if !ok || h != nil {
 		return h, ok

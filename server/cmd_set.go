@@ -13,7 +13,7 @@ import (
 
 // lookupSet returns the set at key (nil if missing), replying WRONGTYPE
 // and returning ok=false when the key holds another type.
-func (c *Client) lookupSet(key []byte) (*store.SetVal, bool) {
+func (c *Client) lookupSet(key []byte) (*store.Set, bool) {
 	e, ok := lookupKind(&c.w, c.DB(), key, store.KindSet)
 	if e == nil {
 		return nil, ok
@@ -92,7 +92,7 @@ func smoveCommand(c *Client, args [][]byte) {
 		db.Delete(srcKey)
 		c.notify(NotifyGeneric, "del", srcKey)
 	}
-	var dst *store.SetVal
+	var dst *store.Set
 	if dstE == nil {
 		dst = store.NewSetFor(ele)
 		db.Add(dstKey, store.NewSetEntry(dst))
@@ -148,7 +148,7 @@ func scardCommand(c *Client, args [][]byte) {
 }
 
 // replySetMembers writes the members of s as a set reply.
-func replySetMembers(c *Client, s *store.SetVal) {
+func replySetMembers(c *Client, s *store.Set) {
 	c.w.Set(s.Len())
 	if s.IsIntset() {
 		for _, v := range s.Ints() {
@@ -200,7 +200,7 @@ func spopWithCount(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	var s *store.SetVal
+	var s *store.Set
 	if e != nil {
 		s = e.AsSet()
 	}
@@ -215,7 +215,7 @@ func spopWithCount(c *Client, args [][]byte) {
 
 	// The whole set: reply as SUNION of it would, then delete the key.
 	if count >= size {
-		u := setUnionDiff([]*store.SetVal{s}, false, c.setMaxIntset())
+		u := setUnionDiff([]*store.Set{s}, false, c.setMaxIntset())
 		replySetMembers(c, u)
 		db.Delete(key)
 		c.notify(NotifyGeneric, "del", key)
@@ -234,7 +234,7 @@ func spopWithCount(c *Client, args [][]byte) {
 		// Most of the set goes: move the survivors into a new set and
 		// reply with what is left of the old one.
 		max := c.setMaxIntset()
-		var ns *store.SetVal
+		var ns *store.Set
 		for ; remaining > 0; remaining-- {
 			m := s.Random(tmp[:0])
 			m = append([]byte(nil), m...)
@@ -250,7 +250,7 @@ func spopWithCount(c *Client, args [][]byte) {
 	db.Modified(key)
 }
 
-func replyMembersNoHeader(c *Client, s *store.SetVal) {
+func replyMembersNoHeader(c *Client, s *store.Set) {
 	if s.IsIntset() {
 		for _, v := range s.Ints() {
 			c.w.BulkInt(v)
@@ -357,8 +357,8 @@ func srandmemberWithCount(c *Client, args [][]byte) {
 
 // lookupSets looks every key up (missing keys are nil), replying
 // WRONGTYPE when one holds another type.
-func (c *Client) lookupSets(keys [][]byte) ([]*store.SetVal, bool) {
-	sets := make([]*store.SetVal, len(keys))
+func (c *Client) lookupSets(keys [][]byte) ([]*store.Set, bool) {
+	sets := make([]*store.Set, len(keys))
 	for i, k := range keys {
 		s, ok := c.lookupSet(k)
 		if !ok {
@@ -403,7 +403,7 @@ func sintercardCommand(c *Client, args [][]byte) {
 
 // storeSetResult stores a computed set at dst (or deletes dst when it is
 // empty) and replies with its size, as the *STORE commands do.
-func storeSetResult(c *Client, dst []byte, s *store.SetVal, event string) {
+func storeSetResult(c *Client, dst []byte, s *store.Set, event string) {
 	db := c.DB()
 	if s.Len() > 0 {
 		existed := db.Lookup(dst) != nil
@@ -538,7 +538,7 @@ func sinterGeneric(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit in
 // (nil entries are empty sets) into a new set built as Redis builds it
 // (an intset that converts as members come), so its encoding and
 // iteration order match Redis's.
-func setUnionDiff(sets []*store.SetVal, diff bool, max int) *store.SetVal {
+func setUnionDiff(sets []*store.Set, diff bool, max int) *store.Set {
 	out := store.NewIntSet()
 	if !diff {
 		for _, s := range sets {

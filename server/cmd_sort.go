@@ -105,7 +105,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 
 	var (
 		l *store.List
-		s *store.SetVal
+		s *store.Set
 		z *store.ZSet
 	)
 	n := 0

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -74,7 +75,7 @@ func (s *Server) updateEffectsLocked() {
 // consumers; toAOF false: replicas only. repl.mu is held.
 func (s *Server) emitLocked(dbi int, args [][]byte, toAOF bool) {
 	fx := &s.fx
-	fx.buf = appendCmd(fx.buf[:0], args)
+	fx.buf = resp.AppendCommand(fx.buf[:0], args...)
 	s.emitRawLocked(dbi, fx.buf, toAOF)
 }
 
@@ -206,8 +207,8 @@ func (s *Server) flushPending(p *replPending, owner *Client) {
 }
 
 var (
-	multiRESP = appendCmd(nil, bargs("MULTI"))
-	execRESP  = appendCmd(nil, bargs("EXEC"))
+	multiRESP = resp.AppendCommand(nil, bargs("MULTI")...)
+	execRESP  = resp.AppendCommand(nil, bargs("EXEC")...)
 )
 
 func (c *Client) pend(dbi int, ops [][][]byte, toAOF bool) {
@@ -217,7 +218,7 @@ func (c *Client) pend(dbi int, ops [][][]byte, toAOF bool) {
 	p := c.rpend
 	for _, op := range ops {
 		start := len(p.buf)
-		p.buf = appendCmd(p.buf, op)
+		p.buf = resp.AppendCommand(p.buf, op...)
 		p.ops = append(p.ops, pendOp{dbi: dbi, start: start, end: len(p.buf), noAOF: !toAOF})
 	}
 }

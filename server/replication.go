@@ -12,6 +12,7 @@ import (
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/repl"
+	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -269,9 +270,6 @@ func (s *Server) backlogSize() int64 {
 	n, _ := strconv.ParseInt(s.cfg.Get("repl-backlog-size"), 10, 64)
 	return max(n, repl.MinBacklog)
 }
-
-// appendCmd encodes args as a RESP array.
-func appendCmd(b []byte, args [][]byte) []byte { return repl.AppendCmd(b, args...) }
 
 func bargs(ss ...string) [][]byte {
 	out := make([][]byte, len(ss))
@@ -739,7 +737,7 @@ func (s *Server) replicateRaw(args [][]byte) {
 	r := &s.repl
 	r.lock()
 	if r.link == nil {
-		r.writeLocked(appendCmd(nil, args))
+		r.writeLocked(resp.AppendCommand(nil, args...))
 	}
 	r.unlock()
 }

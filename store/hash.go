@@ -308,12 +308,12 @@ func (t *table) memUsage(sample int) int {
 	return size + total*t.n/seen
 }
 
-// HashVal is a hash value. Small hashes use a flat "listpack": entries of
+// keyHash is a hash value. Small hashes use a flat "listpack": entries of
 // uvarint length and bytes, field then value, in insertion order, searched
 // linearly; past hash-max-listpack-entries entries or with a field or value
 // longer than hash-max-listpack-value the hash converts, for good, to a
 // table (as Redis's listpack to hashtable conversion).
-type HashVal struct {
+type Hash struct {
 	memHdr
 	lp  []byte
 	n   int
@@ -321,16 +321,16 @@ type HashVal struct {
 }
 
 // NewHash returns an empty hash in the small encoding.
-func NewHash() *HashVal { return &HashVal{} }
+func NewHash() *Hash { return &Hash{} }
 
 // NewHashEntry returns an entry holding h.
-func NewHashEntry(h *HashVal) *Entry { return NewObject(KindHash, unsafe.Pointer(h)) }
+func NewHashEntry(h *Hash) *Entry { return NewObject(KindHash, unsafe.Pointer(h)) }
 
 // AsHash returns the hash of a KindHash entry.
-func (e *Entry) AsHash() *HashVal { return (*HashVal)(e.ptr) }
+func (e *Entry) AsHash() *Hash { return (*Hash)(e.ptr) }
 
 // Len returns the number of fields.
-func (h *HashVal) Len() int {
+func (h *Hash) Len() int {
 	if h.tab != nil {
 		return h.tab.n
 	}
@@ -338,7 +338,7 @@ func (h *HashVal) Len() int {
 }
 
 // Encoding returns what OBJECT ENCODING reports: listpack or hashtable.
-func (h *HashVal) Encoding() string {
+func (h *Hash) Encoding() string {
 	if h.tab != nil {
 		return "hashtable"
 	}
@@ -346,7 +346,7 @@ func (h *HashVal) Encoding() string {
 }
 
 // IsListpack reports whether the hash uses the small encoding.
-func (h *HashVal) IsListpack() bool { return h.tab == nil }
+func (h *Hash) IsListpack() bool { return h.tab == nil }
 
 // lpItem decodes the item at off in a listpack-like buffer.
 func lpItem(lp []byte, off int) (b []byte, next int) {
@@ -390,7 +390,7 @@ func lpLen(lp []byte, off int) (int, int) {
 // lpFind returns the offset of field's entry, of its value item and of the
 // end of the entry, or off = -1. It is the hot loop of small hashes, so
 // it compares lengths before bytes and decodes one-byte lengths inline.
-func (h *HashVal) lpFind(field []byte) (off, voff, end int) {
+func (h *Hash) lpFind(field []byte) (off, voff, end int) {
 	lp := h.lp
 	for off < len(lp) {
 		fl, fs := lpLen(lp, off)
@@ -407,7 +407,7 @@ func (h *HashVal) lpFind(field []byte) (off, voff, end int) {
 
 // Get returns the value of field. The bytes are the hash's own: valid
 // until the hash changes.
-func (h *HashVal) Get(field []byte) ([]byte, bool) {
+func (h *Hash) Get(field []byte) ([]byte, bool) {
 	if h.tab != nil {
 		i := h.tab.find(field, hashBytes(field))
 		if i < 0 {
@@ -425,7 +425,7 @@ func (h *HashVal) Get(field []byte) ([]byte, bool) {
 }
 
 // Has reports whether field exists.
-func (h *HashVal) Has(field []byte) bool {
+func (h *Hash) Has(field []byte) bool {
 	_, ok := h.Get(field)
 	return ok
 }
@@ -434,7 +434,7 @@ func (h *HashVal) Has(field []byte) bool {
 // maxVal are hash-max-listpack-entries and hash-max-listpack-value: a field
 // or value longer than maxVal converts the hash before the write, more than
 // maxEnt fields after it.
-func (h *HashVal) Set(field, value []byte, maxEnt, maxVal int) bool {
+func (h *Hash) Set(field, value []byte, maxEnt, maxVal int) bool {
 	defer h.account()
 	if h.tab == nil && (len(field) > maxVal || len(value) > maxVal) {
 		h.Convert()
@@ -465,7 +465,7 @@ func (h *HashVal) Set(field, value []byte, maxEnt, maxVal int) bool {
 	return true
 }
 
-func (h *HashVal) tabSet(field, value []byte) bool {
+func (h *Hash) tabSet(field, value []byte) bool {
 	t := h.tab
 	hv := hashBytes(field)
 	i := t.find(field, hv)
@@ -485,7 +485,7 @@ func (h *HashVal) tabSet(field, value []byte) bool {
 }
 
 // Convert switches a small hash to the table encoding (a no-op on a table).
-func (h *HashVal) Convert() {
+func (h *Hash) Convert() {
 	if h.tab != nil {
 		return
 	}
@@ -501,7 +501,7 @@ func (h *HashVal) Convert() {
 }
 
 // Delete removes field, reporting whether it existed.
-func (h *HashVal) Delete(field []byte) bool {
+func (h *Hash) Delete(field []byte) bool {
 	defer h.account()
 	if h.tab != nil {
 		i := h.tab.find(field, hashBytes(field))
@@ -525,7 +525,7 @@ func (h *HashVal) Delete(field []byte) bool {
 
 // ForEach calls fn for every field and value (listpack: insertion order)
 // until it returns false. fn must not change the hash.
-func (h *HashVal) ForEach(fn func(field, value []byte) bool) {
+func (h *Hash) ForEach(fn func(field, value []byte) bool) {
 	if h.tab != nil {
 		h.tab.each(func(p unsafe.Pointer) bool { return fn(blobPair(p)) })
 		return
@@ -541,7 +541,7 @@ func (h *HashVal) ForEach(fn func(field, value []byte) bool) {
 }
 
 // Pairs appends every field and value to fs and vs (in ForEach order).
-func (h *HashVal) Pairs(fs, vs [][]byte) ([][]byte, [][]byte) {
+func (h *Hash) Pairs(fs, vs [][]byte) ([][]byte, [][]byte) {
 	h.ForEach(func(f, v []byte) bool {
 		fs = append(fs, f)
 		vs = append(vs, v)
@@ -552,7 +552,7 @@ func (h *HashVal) Pairs(fs, vs [][]byte) ([][]byte, [][]byte) {
 
 // Random returns a uniformly random field and its value. The hash must
 // not be empty. For a table it is O(1); a listpack is walked.
-func (h *HashVal) Random() (field, value []byte) {
+func (h *Hash) Random() (field, value []byte) {
 	if h.tab != nil {
 		return blobPair(h.tab.slots[h.tab.random()])
 	}
@@ -569,7 +569,7 @@ func (h *HashVal) Random() (field, value []byte) {
 
 // Scan visits the elements a SCAN cursor step covers and returns the next
 // cursor. A listpack is visited whole and the cursor is 0, as in Redis.
-func (h *HashVal) Scan(cursor uint64, fn func(field, value []byte)) uint64 {
+func (h *Hash) Scan(cursor uint64, fn func(field, value []byte)) uint64 {
 	if h.tab == nil {
 		h.ForEach(func(f, v []byte) bool { fn(f, v); return true })
 		return 0
@@ -578,8 +578,8 @@ func (h *HashVal) Scan(cursor uint64, fn func(field, value []byte)) uint64 {
 }
 
 // Dup returns a deep copy with the same encoding.
-func (h *HashVal) Dup() *HashVal {
-	c := &HashVal{n: h.n}
+func (h *Hash) Dup() *Hash {
+	c := &Hash{n: h.n}
 	if h.tab != nil {
 		c.tab = h.tab.dup()
 	} else if h.lp != nil {
@@ -590,8 +590,8 @@ func (h *HashVal) Dup() *HashVal {
 }
 
 // account records the hash's current size in its header.
-func (h *HashVal) account() {
-	n := AllocSize(int(unsafe.Sizeof(HashVal{})))
+func (h *Hash) account() {
+	n := AllocSize(int(unsafe.Sizeof(Hash{})))
 	if h.tab != nil {
 		n += h.tab.size()
 	} else {
@@ -602,7 +602,7 @@ func (h *HashVal) account() {
 
 // MemUsage estimates the bytes the hash uses (sample: elements to
 // measure, 0 for all).
-func (h *HashVal) MemUsage(sample int) int {
+func (h *Hash) MemUsage(sample int) int {
 	if h.tab != nil {
 		return 48 + h.tab.memUsage(sample)
 	}

@@ -17,14 +17,14 @@ const NShards = 1 << ShardBits
 
 var seed = maphash.MakeSeed()
 
-// Hash returns the keyspace hash of key.
-func Hash(key []byte) uint64 { return maphash.Bytes(seed, key) }
+// keyHash returns the keyspace hash of key.
+func keyHash(key []byte) uint64 { return maphash.Bytes(seed, key) }
 
 // HashString is Hash of a string key.
 func HashString(key string) uint64 { return maphash.String(seed, key) }
 
 // ShardOf returns the shard index of key.
-func ShardOf(key []byte) int { return int(Hash(key) >> (64 - ShardBits)) }
+func ShardOf(key []byte) int { return int(keyHash(key) >> (64 - ShardBits)) }
 
 type shard struct {
 	mu  sync.Mutex

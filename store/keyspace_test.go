@@ -21,8 +21,8 @@ func newTestDB(n int, prefix string) *DB {
 func TestKeyHashAgreesWithShard(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		k := "key:" + strconv.Itoa(i)
-		if keyPos(k) != Hash([]byte(k))>>16 {
-			t.Fatalf("keyHash(%q) != Hash", k)
+		if keyPos(k) != keyHash([]byte(k))>>16 {
+			t.Fatalf("keyPos(%q) is not keyHash>>16", k)
 		}
 		if int(keyPos(k)>>(posBits-ShardBits)) != ShardOf([]byte(k)) {
 			t.Fatalf("shard of %q disagrees", k)

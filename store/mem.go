@@ -211,9 +211,9 @@ func (e *Entry) refreshHdr() {
 	}
 	switch e.kind {
 	case KindHash:
-		(*HashVal)(e.ptr).account()
+		(*Hash)(e.ptr).account()
 	case KindSet:
-		(*SetVal)(e.ptr).account()
+		(*Set)(e.ptr).account()
 	case KindZSet:
 		(*ZSet)(e.ptr).account()
 	case KindList:

@@ -7,12 +7,12 @@ import (
 	"unsafe"
 )
 
-// SetVal is a set value. As in Redis 7.0, a set whose members are all
+// Set is a set value. As in Redis 7.0, a set whose members are all
 // integers (canonical decimal, as string2ll accepts them) and that has at
 // most set-max-intset-entries members is an "intset": a sorted slice of
 // integers. Any other set is a table of members ("hashtable"). The
 // conversion is one way.
-type SetVal struct {
+type Set struct {
 	memHdr
 	ints []int64
 	tab  *table
@@ -22,27 +22,27 @@ type SetVal struct {
 const intsetCap = 1 << 30
 
 // NewIntSet returns an empty intset.
-func NewIntSet() *SetVal { return &SetVal{} }
+func NewIntSet() *Set { return &Set{} }
 
 // NewSetFor returns an empty set in the encoding Redis creates for a set
 // whose first member is m (setTypeCreate): intset if m is an integer.
-func NewSetFor(m []byte) *SetVal {
+func NewSetFor(m []byte) *Set {
 	if _, ok := isIntEncodable(m); ok {
-		return &SetVal{}
+		return &Set{}
 	}
-	s := &SetVal{tab: newTable(false, 0)}
+	s := &Set{tab: newTable(false, 0)}
 	s.account()
 	return s
 }
 
 // NewSetEntry returns an entry holding s.
-func NewSetEntry(s *SetVal) *Entry { return NewObject(KindSet, unsafe.Pointer(s)) }
+func NewSetEntry(s *Set) *Entry { return NewObject(KindSet, unsafe.Pointer(s)) }
 
 // AsSet returns the set of a KindSet entry.
-func (e *Entry) AsSet() *SetVal { return (*SetVal)(e.ptr) }
+func (e *Entry) AsSet() *Set { return (*Set)(e.ptr) }
 
 // Len returns the number of members.
-func (s *SetVal) Len() int {
+func (s *Set) Len() int {
 	if s.tab != nil {
 		return s.tab.n
 	}
@@ -50,7 +50,7 @@ func (s *SetVal) Len() int {
 }
 
 // Encoding returns what OBJECT ENCODING reports: intset or hashtable.
-func (s *SetVal) Encoding() string {
+func (s *Set) Encoding() string {
 	if s.tab != nil {
 		return "hashtable"
 	}
@@ -58,19 +58,19 @@ func (s *SetVal) Encoding() string {
 }
 
 // IsIntset reports whether the set is an intset.
-func (s *SetVal) IsIntset() bool { return s.tab == nil }
+func (s *Set) IsIntset() bool { return s.tab == nil }
 
 // Ints returns the members of an intset, ascending (the set's own slice).
-func (s *SetVal) Ints() []int64 { return s.ints }
+func (s *Set) Ints() []int64 { return s.ints }
 
-func (s *SetVal) intIndex(v int64) (int, bool) {
+func (s *Set) intIndex(v int64) (int, bool) {
 	i := sort.Search(len(s.ints), func(i int) bool { return s.ints[i] >= v })
 	return i, i < len(s.ints) && s.ints[i] == v
 }
 
 // Add adds m, reporting whether it is new. maxIntset is
 // set-max-intset-entries.
-func (s *SetVal) Add(m []byte, maxIntset int) bool {
+func (s *Set) Add(m []byte, maxIntset int) bool {
 	defer s.account()
 	if s.tab == nil {
 		v, ok := isIntEncodable(m)
@@ -96,7 +96,7 @@ func (s *SetVal) Add(m []byte, maxIntset int) bool {
 	return s.tabAdd(m)
 }
 
-func (s *SetVal) tabAdd(m []byte) bool {
+func (s *Set) tabAdd(m []byte) bool {
 	h := hashBytes(m)
 	if s.tab.find(m, h) >= 0 {
 		return false
@@ -106,7 +106,7 @@ func (s *SetVal) tabAdd(m []byte) bool {
 }
 
 // Convert switches an intset to the table encoding.
-func (s *SetVal) Convert() {
+func (s *Set) Convert() {
 	if s.tab != nil {
 		return
 	}
@@ -121,7 +121,7 @@ func (s *SetVal) Convert() {
 }
 
 // Remove removes m, reporting whether it was a member.
-func (s *SetVal) Remove(m []byte) bool {
+func (s *Set) Remove(m []byte) bool {
 	defer s.account()
 	if s.tab == nil {
 		v, ok := isIntEncodable(m)
@@ -144,7 +144,7 @@ func (s *SetVal) Remove(m []byte) bool {
 }
 
 // Has reports whether m is a member.
-func (s *SetVal) Has(m []byte) bool {
+func (s *Set) Has(m []byte) bool {
 	if s.tab == nil {
 		v, ok := isIntEncodable(m)
 		if !ok {
@@ -157,7 +157,7 @@ func (s *SetVal) Has(m []byte) bool {
 }
 
 // HasInt reports whether the integer v is a member.
-func (s *SetVal) HasInt(v int64) bool {
+func (s *Set) HasInt(v int64) bool {
 	if s.tab == nil {
 		_, found := s.intIndex(v)
 		return found
@@ -170,7 +170,7 @@ func (s *SetVal) HasInt(v int64) bool {
 // ForEach calls fn for every member (intset: ascending) until it returns
 // false. The bytes are valid only during the call. fn must not change
 // the set.
-func (s *SetVal) ForEach(fn func(m []byte) bool) {
+func (s *Set) ForEach(fn func(m []byte) bool) {
 	if s.tab != nil {
 		s.tab.each(func(p unsafe.Pointer) bool { return fn(blobKey(p)) })
 		return
@@ -185,7 +185,7 @@ func (s *SetVal) ForEach(fn func(m []byte) bool) {
 
 // Random returns a uniformly random member (formatted into scratch for an
 // intset). The set must not be empty.
-func (s *SetVal) Random(scratch []byte) []byte {
+func (s *Set) Random(scratch []byte) []byte {
 	if s.tab != nil {
 		return blobKey(s.tab.slots[s.tab.random()])
 	}
@@ -195,7 +195,7 @@ func (s *SetVal) Random(scratch []byte) []byte {
 // Pop removes and returns a uniformly random member. The returned bytes
 // stay valid (a table member's blob, or scratch for an intset). The set
 // must not be empty.
-func (s *SetVal) Pop(scratch []byte) []byte {
+func (s *Set) Pop(scratch []byte) []byte {
 	defer s.account()
 	if s.tab != nil {
 		i := s.tab.random()
@@ -211,7 +211,7 @@ func (s *SetVal) Pop(scratch []byte) []byte {
 
 // Scan visits the members a SCAN cursor step covers and returns the next
 // cursor. An intset is visited whole and the cursor is 0, as in Redis.
-func (s *SetVal) Scan(cursor uint64, fn func(m []byte)) uint64 {
+func (s *Set) Scan(cursor uint64, fn func(m []byte)) uint64 {
 	if s.tab == nil {
 		s.ForEach(func(m []byte) bool { fn(m); return true })
 		return 0
@@ -220,20 +220,20 @@ func (s *SetVal) Scan(cursor uint64, fn func(m []byte)) uint64 {
 }
 
 // Dup returns a deep copy with the same encoding.
-func (s *SetVal) Dup() *SetVal {
-	var d *SetVal
+func (s *Set) Dup() *Set {
+	var d *Set
 	if s.tab != nil {
-		d = &SetVal{tab: s.tab.dup()}
+		d = &Set{tab: s.tab.dup()}
 	} else {
-		d = &SetVal{ints: append([]int64(nil), s.ints...)}
+		d = &Set{ints: append([]int64(nil), s.ints...)}
 	}
 	d.account()
 	return d
 }
 
 // account records the set's current size in its header.
-func (s *SetVal) account() {
-	n := AllocSize(int(unsafe.Sizeof(SetVal{})))
+func (s *Set) account() {
+	n := AllocSize(int(unsafe.Sizeof(Set{})))
 	if s.tab != nil {
 		n += s.tab.size()
 	} else {
@@ -244,7 +244,7 @@ func (s *SetVal) account() {
 
 // MemUsage estimates the bytes the set uses (sample: members to measure,
 // 0 for all).
-func (s *SetVal) MemUsage(sample int) int {
+func (s *Set) MemUsage(sample int) int {
 	if s.tab != nil {
 		return 32 + s.tab.memUsage(sample)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func setMembers(s *SetVal) []string {
+func setMembers(s *Set) []string {
 	var out []string
 	s.ForEach(func(m []byte) bool { out = append(out, string(m)); return true })
 	return out
