@@ -356,21 +356,16 @@ func ParseInt(b []byte) (int64, bool) {
 	if b[i] < '1' || b[i] > '9' {
 		return 0, false
 	}
-	var v uint64
+	if len(b)-i > 19 {
+		return 0, false // 20 digits are past the int64 range
+	}
+	var v uint64 // 19 digits fit: no overflow below
 	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
+		c := b[i] - '0'
+		if c > 9 {
 			return 0, false
 		}
-		if v > (1<<64-1)/10 {
-			return 0, false
-		}
-		v *= 10
-		d := uint64(c - '0')
-		if v > 1<<64-1-d {
-			return 0, false
-		}
-		v += d
+		v = v*10 + uint64(c)
 	}
 	if neg {
 		if v > 1<<63 {

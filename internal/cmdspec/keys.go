@@ -22,10 +22,10 @@ const (
 	// getKeysFromCommand: the command's key procedure where Redis has one
 	// (it parses the command's own syntax), else the legacy key range
 	// (First, Last, Step), which covers every key of the commands without
-	// one. Dispatch locks these keys; replication, tracking and cluster
-	// slots read them. The flags are the procedure's, or 0 (SET's and
-	// BITFIELD's procedures, which only refine flags, are left to the
-	// range).
+	// one; Spec.RangeKeys says which). Dispatch locks these keys;
+	// replication, tracking and cluster slots read them. The flags are the
+	// procedure's, or 0 (SET's and BITFIELD's procedures, which only
+	// refine flags, are left to the range).
 	Access Search = 0
 	// Declared prefers the key specs and their flags, and falls back on
 	// the key procedure when a spec cannot be used (Redis's
@@ -59,15 +59,13 @@ func (s *Spec) HasKeys() bool {
 // It does not allocate when dst has room.
 func (s *Spec) Keys(args [][]byte, dst []Key, search Search) []Key {
 	if search&Declared == 0 {
-		if s.GetKeys != NoGetKeys && !s.GetKeys.refinesFlags() {
-			return s.GetKeys.keys(args, dst)
-		}
-		// The legacy range (Redis's getKeysUsingLegacyRangeSpec), which
-		// covers every key of a command without a key procedure; NoLock
-		// marks the commands whose range names not-keys only.
-		if s.Step == 0 || s.Flags&NoLock != 0 && search&IncludeNotKeys == 0 {
+		if !s.RangeKeys && (search&IncludeNotKeys == 0 || s.GetKeys != NoGetKeys || s.Step == 0) {
+			if s.GetKeys != NoGetKeys {
+				return s.GetKeys.keys(args, dst)
+			}
 			return dst
 		}
+		// The legacy range (Redis's getKeysUsingLegacyRangeSpec).
 		last := s.Last
 		if last < 0 {
 			last += len(args)
@@ -231,9 +229,9 @@ var GetKeysFuncs = map[string]GetKeys{
 	"bitfieldGetKeys":             GetKeysBitfield,
 }
 
-// refinesFlags reports whether the procedure finds the keys the legacy
-// range finds and only refines their flags.
-func (g GetKeys) refinesFlags() bool { return g == GetKeysSet || g == GetKeysBitfield }
+// RefinesFlags reports whether the procedure finds the keys the legacy
+// range finds and only refines their flags (SET, BITFIELD).
+func (g GetKeys) RefinesFlags() bool { return g == GetKeysSet || g == GetKeysBitfield }
 
 func (g GetKeys) keys(args [][]byte, dst []Key) []Key {
 	argc := len(args)

@@ -17,7 +17,11 @@ type Spec struct {
 	// (Last is absolute, or negative from the end; all 0 without one),
 	// Redis's best effort to describe the key specs as one range.
 	First, Last, Step int
-	Doc               Doc
+	// RangeKeys is set when the legacy range finds every key the command
+	// touches: it has one, no key procedure (or one that only refines
+	// flags) and no not_key spec. Keys's Access search is then the range.
+	RangeKeys bool
+	Doc       Doc
 	// Subcommands of a container, by name.
 	Subcommands []*Spec
 }

@@ -222,6 +222,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Append a value to a key",
 			Since:      "2.0.0",
@@ -303,6 +304,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Count set bits in a string",
 			Since:      "2.6.0",
@@ -334,6 +336,7 @@ var Table = []*Spec{
 		},
 		GetKeys: GetKeysBitfield,
 		First:   1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Perform arbitrary bitfield integer operations on strings",
 			Since:      "3.2.0",
@@ -378,6 +381,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
 			Since:      "6.0.0",
@@ -402,6 +406,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 3, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 2, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Perform bitwise operations between strings",
 			Since:      "2.6.0",
@@ -423,6 +428,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Find first bit set or clear in a string",
 			Since:      "2.8.7",
@@ -457,6 +463,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Pop an element from a list, push it to another list and return it; or block until one is available",
 			Since:      "6.2.0",
@@ -512,6 +519,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -2, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and get the first element in a list, or block until one is available",
 			Since:      "2.0.0",
@@ -535,6 +543,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -2, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and get the last element in a list, or block until one is available",
 			Since:      "2.0.0",
@@ -559,6 +568,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Pop an element from a list, push it to another list and return it; or block until one is available",
 			Since:           "2.2.0",
@@ -612,6 +622,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -2, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and return the member with the highest score from one or more sorted sets, or block until one is available",
 			Since:      "5.0.0",
@@ -635,6 +646,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -2, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available",
 			Since:      "5.0.0",
@@ -1630,6 +1642,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Copy a key",
 			Since:      "6.2.0",
@@ -1678,6 +1691,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Decrement the integer value of a key by one",
 			Since:      "1.0.0",
@@ -1697,6 +1711,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Decrement the integer value of a key by the given number",
 			Since:      "1.0.0",
@@ -1717,6 +1732,7 @@ var Table = []*Spec{
 			{Flags: KeyRM | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Delete a key",
 			Since:      "1.0.0",
@@ -1749,6 +1765,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return a serialized version of the value stored at the specified key.",
 			Since:      "2.6.0",
@@ -1884,6 +1901,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Determine if a key exists",
 			Since:      "1.0.0",
@@ -1907,6 +1925,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set a key's time to live in seconds",
 			Since:      "1.0.0",
@@ -1936,6 +1955,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the expiration for a key as a UNIX timestamp",
 			Since:      "1.2.0",
@@ -1965,6 +1985,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the expiration Unix timestamp for a key",
 			Since:      "7.0.0",
@@ -2249,6 +2270,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Add one or more geospatial items in the geospatial index represented using a sorted set",
 			Since:      "3.2.0",
@@ -2281,6 +2303,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Returns the distance between two members of a geospatial index",
 			Since:      "3.2.0",
@@ -2308,6 +2331,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Returns members of a geospatial index as standard geohash strings",
 			Since:      "3.2.0",
@@ -2328,6 +2352,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Returns longitude and latitude of members of a geospatial index",
 			Since:      "3.2.0",
@@ -2399,6 +2424,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "A read-only variant for GEORADIUS",
 			Since:           "3.2.10",
@@ -2493,6 +2519,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "A read-only variant for GEORADIUSBYMEMBER",
 			Since:           "3.2.10",
@@ -2534,6 +2561,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
 			Since:      "6.2.0",
@@ -2596,6 +2624,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
 			Since:      "6.2.0",
@@ -2656,6 +2685,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the value of a key",
 			Since:      "1.0.0",
@@ -2675,6 +2705,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Returns the bit value at offset in the string value stored at key",
 			Since:      "2.2.0",
@@ -2695,6 +2726,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the value of a key and delete the key",
 			Since:      "6.2.0",
@@ -2714,6 +2746,7 @@ var Table = []*Spec{
 			{Notes: "RW and UPDATE because it changes the TTL", Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the value of a key and optionally set its expiration",
 			Since:      "6.2.0",
@@ -2740,6 +2773,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get a substring of the string stored at a key",
 			Since:      "2.4.0",
@@ -2761,6 +2795,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Set the string value of a key and return its old value",
 			Since:           "1.0.0",
@@ -2784,6 +2819,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Delete one or more hash fields",
 			Since:      "2.0.0",
@@ -2832,6 +2868,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Determine if a hash field exists",
 			Since:      "2.0.0",
@@ -2852,6 +2889,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the value of a hash field",
 			Since:      "2.0.0",
@@ -2872,6 +2910,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get all the fields and values in a hash",
 			Since:      "2.0.0",
@@ -2892,6 +2931,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Increment the integer value of a hash field by the given number",
 			Since:      "2.0.0",
@@ -2913,6 +2953,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Increment the float value of a hash field by the given amount",
 			Since:      "2.6.0",
@@ -2934,6 +2975,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get all the fields in a hash",
 			Since:      "2.0.0",
@@ -2954,6 +2996,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the number of fields in a hash",
 			Since:      "2.0.0",
@@ -2973,6 +3016,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the values of all the given hash fields",
 			Since:      "2.0.0",
@@ -2993,6 +3037,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Set multiple hash fields to multiple values",
 			Since:           "2.0.0",
@@ -3019,6 +3064,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get one or multiple random fields from a hash",
 			Since:      "6.2.0",
@@ -3043,6 +3089,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Incrementally iterate hash fields and associated values",
 			Since:      "2.8.0",
@@ -3066,6 +3113,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the string value of a hash field",
 			Since:      "2.0.0",
@@ -3092,6 +3140,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the value of a hash field, only if the field does not exist",
 			Since:      "2.0.0",
@@ -3113,6 +3162,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the length of the value of a hash field",
 			Since:      "3.2.0",
@@ -3133,6 +3183,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get all the values in a hash",
 			Since:      "2.0.0",
@@ -3153,6 +3204,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Increment the integer value of a key by one",
 			Since:      "1.0.0",
@@ -3172,6 +3224,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Increment the integer value of a key by the given amount",
 			Since:      "1.0.0",
@@ -3192,6 +3245,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Increment the float value of a key by the given amount",
 			Since:      "2.6.0",
@@ -3376,6 +3430,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Find longest common substring",
 			Since:      "7.0.0",
@@ -3400,6 +3455,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get an element from a list by its index",
 			Since:      "1.0.0",
@@ -3420,6 +3476,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Insert an element before or after another element in a list",
 			Since:      "2.2.0",
@@ -3445,6 +3502,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the length of a list",
 			Since:      "1.0.0",
@@ -3465,6 +3523,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Pop an element from a list, push it to another list and return it",
 			Since:      "6.2.0",
@@ -3518,6 +3577,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and get the first elements in a list",
 			Since:      "1.0.0",
@@ -3541,6 +3601,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return the index of matching elements on a list",
 			Since:      "6.0.6",
@@ -3564,6 +3625,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Prepend one or multiple elements to a list",
 			Since:      "1.0.0",
@@ -3587,6 +3649,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Prepend an element to a list, only if the list exists",
 			Since:      "2.2.0",
@@ -3610,6 +3673,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get a range of elements from a list",
 			Since:      "1.0.0",
@@ -3631,6 +3695,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove elements from a list",
 			Since:      "1.0.0",
@@ -3652,6 +3717,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the value of an element in a list by its index",
 			Since:      "1.0.0",
@@ -3673,6 +3739,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Trim a list to the specified range",
 			Since:      "1.0.0",
@@ -3770,6 +3837,7 @@ var Table = []*Spec{
 					{Flags: KeyRO, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Estimate the memory usage of a key",
 					Since:      "4.0.0",
@@ -3792,6 +3860,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the values of all the given keys",
 			Since:      "1.0.0",
@@ -3960,6 +4029,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Move a key to another database",
 			Since:      "1.0.0",
@@ -3980,6 +4050,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 2, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 2,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set multiple keys to multiple values",
 			Since:      "1.0.1",
@@ -4003,6 +4074,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 2, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 2,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set multiple keys to multiple values, only if none of the keys exist",
 			Since:      "1.0.1",
@@ -4050,6 +4122,7 @@ var Table = []*Spec{
 					{Flags: KeyRO, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Inspect the internal encoding of a Redis object",
 					Since:      "2.2.3",
@@ -4070,6 +4143,7 @@ var Table = []*Spec{
 					{Flags: KeyRO, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Get the logarithmic access frequency counter of a Redis object",
 					Since:      "4.0.0",
@@ -4102,6 +4176,7 @@ var Table = []*Spec{
 					{Flags: KeyRO, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Get the time since a Redis object was last accessed",
 					Since:      "2.2.3",
@@ -4122,6 +4197,7 @@ var Table = []*Spec{
 					{Flags: KeyRO, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Get the number of references to the value of the key",
 					Since:      "2.2.3",
@@ -4144,6 +4220,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove the expiration from a key",
 			Since:      "2.2.0",
@@ -4163,6 +4240,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set a key's time to live in milliseconds",
 			Since:      "2.6.0",
@@ -4192,6 +4270,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the expiration for a key as a UNIX timestamp specified in milliseconds",
 			Since:      "2.6.0",
@@ -4221,6 +4300,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the expiration Unix timestamp for a key in milliseconds",
 			Since:      "7.0.0",
@@ -4240,6 +4320,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Adds the specified elements to the specified HyperLogLog.",
 			Since:      "2.8.9",
@@ -4260,6 +4341,7 @@ var Table = []*Spec{
 			{Notes: "RW because it may change the internal representation of the key, and propagate to replicas", Flags: KeyRW | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
 			Since:      "2.8.9",
@@ -4279,6 +4361,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 2, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Internal commands for debugging HyperLogLog values",
 			Since:      "2.8.9",
@@ -4301,6 +4384,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Merge N different HyperLogLogs into a single one.",
 			Since:      "2.8.9",
@@ -4350,6 +4434,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the value and expiration in milliseconds of a key",
 			Since:      "2.6.0",
@@ -4403,6 +4488,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the time to live for a key in milliseconds",
 			Since:      "2.6.0",
@@ -4605,6 +4691,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Rename a key",
 			Since:      "1.0.0",
@@ -4626,6 +4713,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Rename a key, only if the new key does not exist",
 			Since:      "1.0.0",
@@ -4698,6 +4786,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Create a key using the provided serialized value, previously obtained using DUMP.",
 			Since:      "2.6.0",
@@ -4728,6 +4817,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "An internal command for migrating keys in a cluster",
 			Since:      "3.0.0",
@@ -4771,6 +4861,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and get the last elements in a list",
 			Since:      "1.0.0",
@@ -4795,6 +4886,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Remove the last element in a list, prepend it to another list and return it",
 			Since:           "1.2.0",
@@ -4818,6 +4910,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Append one or multiple elements to a list",
 			Since:      "1.0.0",
@@ -4841,6 +4934,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Append an element to a list, only if the list exists",
 			Since:      "2.2.0",
@@ -4864,6 +4958,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Add one or more members to a set",
 			Since:      "1.0.0",
@@ -4921,6 +5016,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the number of members in a set",
 			Since:      "1.0.0",
@@ -5052,6 +5148,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Subtract multiple sets",
 			Since:      "1.0.0",
@@ -5073,6 +5170,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Subtract multiple sets and store the resulting set in a key",
 			Since:      "1.0.0",
@@ -5109,6 +5207,7 @@ var Table = []*Spec{
 		},
 		GetKeys: GetKeysSet,
 		First:   1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the string value of a key",
 			Since:      "1.0.0",
@@ -5147,6 +5246,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Sets or clears the bit at offset in the string value stored at key",
 			Since:      "2.2.0",
@@ -5168,6 +5268,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the value and expiration of a key",
 			Since:      "2.0.0",
@@ -5189,6 +5290,7 @@ var Table = []*Spec{
 			{Flags: KeyOW | KeyInsert, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Set the value of a key, only if the key does not exist",
 			Since:      "1.0.0",
@@ -5209,6 +5311,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Overwrite part of a string at key starting at the specified offset",
 			Since:      "2.2.0",
@@ -5254,6 +5357,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Intersect multiple sets",
 			Since:      "1.0.0",
@@ -5296,6 +5400,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Intersect multiple sets and store the resulting set in a key",
 			Since:      "1.0.0",
@@ -5316,6 +5421,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Determine if a given value is a member of a set",
 			Since:      "1.0.0",
@@ -5434,6 +5540,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get all the members in a set",
 			Since:      "1.0.0",
@@ -5454,6 +5561,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Returns the membership associated with the given elements for a set",
 			Since:      "6.2.0",
@@ -5475,6 +5583,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Move a member from one set to another",
 			Since:      "1.0.0",
@@ -5562,6 +5671,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and return one or multiple random members from a set",
 			Since:      "1.0.0",
@@ -5606,6 +5716,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get one or multiple random members from a set",
 			Since:      "1.0.0",
@@ -5630,6 +5741,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove one or more members from a set",
 			Since:      "1.0.0",
@@ -5653,6 +5765,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Incrementally iterate Set elements",
 			Since:      "2.8.0",
@@ -5695,6 +5808,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the length of the value stored in a key",
 			Since:      "2.2.0",
@@ -5729,6 +5843,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Get a substring of the string stored at a key",
 			Since:           "1.0.0",
@@ -5753,6 +5868,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Add multiple sets",
 			Since:      "1.0.0",
@@ -5774,6 +5890,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Add multiple sets and store the resulting set in a key",
 			Since:      "1.0.0",
@@ -5853,6 +5970,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Alters the last access time of a key(s). Returns the number of existing keys specified.",
 			Since:      "3.2.1",
@@ -5873,6 +5991,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the time to live for a key in seconds",
 			Since:      "1.0.0",
@@ -5896,6 +6015,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Determine the type stored at key",
 			Since:      "1.0.0",
@@ -5915,6 +6035,7 @@ var Table = []*Spec{
 			{Flags: KeyRM | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.",
 			Since:      "4.0.0",
@@ -5979,6 +6100,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: -1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Watch the given keys to determine execution of the MULTI/EXEC block",
 			Since:      "2.2.0",
@@ -5998,6 +6120,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
 			Since:      "5.0.0",
@@ -6019,6 +6142,7 @@ var Table = []*Spec{
 			{Notes: "UPDATE instead of INSERT because of the optional trimming feature", Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Appends a new entry to a stream",
 			Since:      "5.0.0",
@@ -6064,6 +6188,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.",
 			Since:      "6.2.0",
@@ -6093,6 +6218,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.",
 			Since:      "5.0.0",
@@ -6123,6 +6249,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.",
 			Since:      "5.0.0",
@@ -6155,6 +6282,7 @@ var Table = []*Spec{
 					{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Create a consumer group.",
 					Since:      "5.0.0",
@@ -6184,6 +6312,7 @@ var Table = []*Spec{
 					{Flags: KeyRW | KeyInsert, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Create a consumer in a consumer group.",
 					Since:      "6.2.0",
@@ -6205,6 +6334,7 @@ var Table = []*Spec{
 					{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Delete a consumer from a consumer group.",
 					Since:      "5.0.0",
@@ -6226,6 +6356,7 @@ var Table = []*Spec{
 					{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Destroy a consumer group.",
 					Since:      "5.0.0",
@@ -6258,6 +6389,7 @@ var Table = []*Spec{
 					{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Set a consumer group to an arbitrary last delivered ID value.",
 					Since:      "5.0.0",
@@ -6300,6 +6432,7 @@ var Table = []*Spec{
 					{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "List the consumers in a consumer group",
 					Since:      "5.0.0",
@@ -6321,6 +6454,7 @@ var Table = []*Spec{
 					{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "List the consumer groups of a stream",
 					Since:      "5.0.0",
@@ -6355,6 +6489,7 @@ var Table = []*Spec{
 					{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 				},
 				First: 2, Last: 2, Step: 1,
+				RangeKeys: true,
 				Doc: Doc{
 					Summary:    "Get information about a stream",
 					Since:      "5.0.0",
@@ -6383,6 +6518,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return the number of entries in a stream",
 			Since:      "5.0.0",
@@ -6402,6 +6538,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.",
 			Since:      "5.0.0",
@@ -6433,6 +6570,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return a range of elements in a stream, with IDs matching the specified IDs interval",
 			Since:      "5.0.0",
@@ -6511,6 +6649,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
 			Since:      "5.0.0",
@@ -6536,6 +6675,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "An internal command for replicating stream values",
 			Since:      "5.0.0",
@@ -6561,6 +6701,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Trims the stream to (approximately if '~' is passed) a certain size",
 			Since:      "5.0.0",
@@ -6596,6 +6737,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Add one or more members to a sorted set, or update its score if it already exists",
 			Since:      "1.2.0",
@@ -6634,6 +6776,7 @@ var Table = []*Spec{
 			{Flags: KeyRO, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the number of members in a sorted set",
 			Since:      "1.2.0",
@@ -6653,6 +6796,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Count the members in a sorted set with scores within the given values",
 			Since:      "2.0.0",
@@ -6718,6 +6862,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Increment the score of a member in a sorted set",
 			Since:      "1.2.0",
@@ -6816,6 +6961,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Count the number of members in a sorted set between a given lexicographical range",
 			Since:      "2.8.9",
@@ -6862,6 +7008,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the score associated with the given members in a sorted set",
 			Since:      "6.2.0",
@@ -6882,6 +7029,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and return members with the highest scores in a sorted set",
 			Since:      "5.0.0",
@@ -6902,6 +7050,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyAccess | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove and return members with the lowest scores in a sorted set",
 			Since:      "5.0.0",
@@ -6922,6 +7071,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get one or multiple random elements from a sorted set",
 			Since:      "6.2.0",
@@ -6946,6 +7096,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Return a range of members in a sorted set",
 			Since:      "1.2.0",
@@ -6980,6 +7131,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Return a range of members in a sorted set, by lexicographical range",
 			Since:           "2.8.9",
@@ -7008,6 +7160,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Return a range of members in a sorted set, by score",
 			Since:           "1.0.5",
@@ -7041,6 +7194,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 2, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 2, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Store a range of members from sorted set into another key",
 			Since:      "6.2.0",
@@ -7072,6 +7226,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Determine the index of a member in a sorted set",
 			Since:      "2.0.0",
@@ -7092,6 +7247,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove one or more members from a sorted set",
 			Since:      "1.2.0",
@@ -7115,6 +7271,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove all members in a sorted set between the given lexicographical range",
 			Since:      "2.8.9",
@@ -7136,6 +7293,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove all members in a sorted set within the given indexes",
 			Since:      "2.0.0",
@@ -7157,6 +7315,7 @@ var Table = []*Spec{
 			{Flags: KeyRW | KeyDelete, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Remove all members in a sorted set within the given scores",
 			Since:      "1.2.0",
@@ -7178,6 +7337,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Return a range of members in a sorted set, by index, with scores ordered from high to low",
 			Since:           "1.2.0",
@@ -7203,6 +7363,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.",
 			Since:           "2.8.9",
@@ -7231,6 +7392,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:         "Return a range of members in a sorted set, by score, with scores ordered from high to low",
 			Since:           "2.2.0",
@@ -7263,6 +7425,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Determine the index of a member in a sorted set, with scores ordered from high to low",
 			Since:      "2.0.0",
@@ -7283,6 +7446,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Incrementally iterate sorted sets elements and associated scores",
 			Since:      "2.8.0",
@@ -7306,6 +7470,7 @@ var Table = []*Spec{
 			{Flags: KeyRO | KeyAccess, Begin: BeginIndex, Index: 1, Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0},
 		},
 		First: 1, Last: 1, Step: 1,
+		RangeKeys: true,
 		Doc: Doc{
 			Summary:    "Get the score associated with the given member in a sorted set",
 			Since:      "1.2.0",

@@ -283,8 +283,14 @@ func (c *command) spec() (*cmdspec.Spec, error) {
 		// Access would miss keys the legacy range cannot describe.
 		return nil, fmt.Errorf("%s: movable keys need a get_keys_function", c.name)
 	}
-	if (s.GetKeys == cmdspec.GetKeysSet || s.GetKeys == cmdspec.GetKeysBitfield) && (s.First != 1 || s.Last != 1) {
+	if s.GetKeys.RefinesFlags() && (s.First != 1 || s.Last != 1) {
 		return nil, fmt.Errorf("%s: %s's keys are not its legacy range", c.name, j.GetKeysFunction)
+	}
+	s.RangeKeys = s.Step != 0 && (s.GetKeys == cmdspec.NoGetKeys || s.GetKeys.RefinesFlags())
+	for _, ks := range s.KeySpecs {
+		if ks.Flags&cmdspec.KeyNotKey != 0 {
+			s.RangeKeys = false
+		}
 	}
 	if !s.HasKeys() && s.Flags&cmdspec.LockAll == 0 {
 		s.Flags |= cmdspec.NoLock
@@ -677,6 +683,9 @@ func writeSpecs(b *bytes.Buffer, cmds []*command) error {
 		}
 		if s.First != 0 || s.Last != 0 || s.Step != 0 {
 			fmt.Fprintf(b, "First: %d, Last: %d, Step: %d,\n", s.First, s.Last, s.Step)
+		}
+		if s.RangeKeys {
+			b.WriteString("RangeKeys: true,\n")
 		}
 		writeDoc(b, s.Doc)
 		if len(c.subs) > 0 {
