@@ -1,7 +1,9 @@
 package difftest
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,13 +18,34 @@ import (
 // every category, in RESP2 and RESP3, and COMMAND GETKEYS and
 // GETKEYSANDFLAGS for every command line of the case files.
 
-// Commands Redis 7.0 has and Sluice does not serve, and the reverse.
-var (
-	notServed  = map[string]bool{"bgrewriteaof": true, "failover": true, "lolwut": true, "restore-asking": true}
-	sluiceOnly = map[string]bool{"client|no-touch": true, "client|setinfo": true}
-)
+// overlayCommands reads the commands Sluice's overlay says it does not
+// serve (Redis 7.0 has them) and those it adds (Redis 7.0 lacks them).
+func overlayCommands(t *testing.T) (notServed, sluiceOnly map[string]bool) {
+	data, err := os.ReadFile(filepath.Join("..", "internal", "cmdspec", "overlay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overlay map[string]struct {
+		Unimplemented bool            `json:"unimplemented"`
+		Command       json.RawMessage `json:"command"`
+	}
+	if err := json.Unmarshal(data, &overlay); err != nil {
+		t.Fatal(err)
+	}
+	notServed, sluiceOnly = map[string]bool{}, map[string]bool{}
+	for name, e := range overlay {
+		if e.Unimplemented {
+			notServed[name] = true
+		}
+		if e.Command != nil {
+			sluiceOnly[name] = true
+		}
+	}
+	return notServed, sluiceOnly
+}
 
 func TestCommandTable(t *testing.T) {
+	notServed, sluiceOnly := overlayCommands(t)
 	redisAddr := redistest.StartRedis(t)
 	_, sluiceAddr := redistest.StartSluice(t)
 	for _, proto := range []string{"2", "3"} {

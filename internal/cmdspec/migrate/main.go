@@ -24,7 +24,8 @@
 //     cmd.Flags&cmdspec.Write, cmdFlag cmdspec.Flags, hasFlag(cmd, "x") a
 //     test of the cmdspec bit;
 //   - replaces the RESP encoders appendCmd and appendRESPCommand with
-//     resp.AppendCommand.
+//     resp.AppendCommand, and listOf(e) and zsetOf(e) with e.AsList() and
+//     e.AsZSet().
 //
 // In every package it renames the store's HashVal and SetVal to Hash and
 // Set (the store's own keyspace hash Hash becomes keyHash).
@@ -58,6 +59,10 @@ var (
 	dry      = flag.Bool("dry", false, "report what would change, write nothing")
 	specDir  = flag.String("spec", "internal/cmdspec", "the cmdspec directory (commands/, overlay.json)")
 	serverPk = flag.String("server", "server", "the server package's directory")
+	doTable  = flag.Bool("table", true, "move register calls into the overlay and rename handlers")
+	doFlags  = flag.Bool("flags", true, "rewrite the old flag API")
+	doEnc    = flag.Bool("encoders", true, "replace appendCmd and appendRESPCommand with resp.AppendCommand")
+	doStore  = flag.Bool("store", true, "rename the store's HashVal and SetVal")
 )
 
 func main() {
@@ -169,19 +174,39 @@ func (m *migrator) run() error {
 	m.appended = map[string][]string{}
 	decls := topLevel(files)
 	renames := map[string]string{}
-	if err := m.table(files, decls, renames); err != nil {
-		return err
+	if *doTable {
+		if err := m.table(files, decls, renames); err != nil {
+			return err
+		}
+		m.renameIdents(files, decls, renames)
 	}
-	m.renameIdents(files, decls, renames)
-	m.flagAPI(files, decls)
-	m.encoders(files, decls)
+	if *doFlags {
+		m.flagAPI(files, decls)
+	}
+	if data, err := os.ReadFile(filepath.Join("resp", "writer.go")); err != nil || !bytes.Contains(data, []byte("func AppendCommand(")) {
+		*doEnc = false // nothing to point the callers at yet
+	}
+	if *doEnc {
+		m.encoders(files, decls)
+	}
 	m.leftovers(files)
-	dirs, err := allPackages()
-	if err != nil {
-		return err
+	if *doEnc {
+		dirs, err := allPackages()
+		if err != nil {
+			return err
+		}
+		if err := m.encoderCopies(dirs); err != nil {
+			return err
+		}
 	}
-	if err := m.storeNames(dirs); err != nil {
-		return err
+	if *doStore {
+		dirs, err := allPackages()
+		if err != nil {
+			return err
+		}
+		if err := m.storeNames(dirs); err != nil {
+			return err
+		}
 	}
 	return m.write()
 }
@@ -459,6 +484,7 @@ type registered struct {
 	fnLit   *ast.FuncLit // a closure
 	fnLocal string       // the local variable the closure was bound to
 	keys    bool         // a Keys function
+	keysFn  string       // ... a package-level one
 	at      token.Pos
 	file    string
 }
@@ -520,14 +546,19 @@ func (m *migrator) table(files []pkgFile, decls map[string]bool, renames map[str
 			}
 		}
 	}
+	ov, err := readOverlay(filepath.Join(*specDir, "overlay.json"))
+	if err != nil {
+		return err
+	}
+	for _, name := range ov.order {
+		if e := ov.entries[name]; e.Unimplemented && decls[handlerName(name)] {
+			m.manualf("overlay.json says %s is not served, but %s exists: drop the entry if it serves %s", name, handlerName(name), name)
+		}
+	}
 	if len(calls) == 0 {
 		return nil
 	}
 	redis, err := readRedis(*specDir)
-	if err != nil {
-		return err
-	}
-	ov, err := readOverlay(filepath.Join(*specDir, "overlay.json"))
 	if err != nil {
 		return err
 	}
@@ -545,6 +576,13 @@ func (m *migrator) table(files []pkgFile, decls map[string]bool, renames map[str
 	}
 	for _, c := range calls {
 		walk(c.cmds)
+	}
+	// Handlers the generated table already binds serve other commands too.
+	bound := map[string]bool{}
+	if data, err := os.ReadFile(filepath.Join(*serverPk, "commands_gen.go")); err == nil {
+		for _, mm := range regexp.MustCompile(`(?m)^\s*"[^"]+":\s*(\w+),`).FindAllSubmatch(data, -1) {
+			bound[string(mm[1])] = true
+		}
 	}
 	users := map[string][]*registered{}
 	key := func(r *registered) string {
@@ -601,7 +639,7 @@ func (m *migrator) table(files []pkgFile, decls map[string]bool, renames map[str
 		if h == "" {
 			return fmt.Errorf("%s: %s: no handler", m.pos(rs[0].at), rs[0].name)
 		}
-		if rs[0].fnFunc != "" && decls[h] && renames[h] == "" {
+		if rs[0].fnFunc != "" && decls[h] && renames[h] == "" && !bound[h] {
 			// The command it is named after names it (the only one, or
 			// the one whose name it spells); a shared fooCmd becomes
 			// fooCommand.
@@ -808,12 +846,53 @@ func (m *migrator) table(files []pkgFile, decls map[string]bool, renames map[str
 			}
 		}
 	}
+	// Keys functions nothing else calls go: keys come from the key specs.
+	keysFns := map[string]bool{}
+	var keysWalk func(rs []*registered)
+	keysWalk = func(rs []*registered) {
+		for _, r := range rs {
+			if r.keysFn != "" {
+				keysFns[r.keysFn] = true
+			}
+			keysWalk(r.subs)
+		}
+	}
 	for _, c := range calls {
-		for _, r := range c.cmds {
-			if r.keys {
-				m.note("%s: %s's Keys function: keys now come from its key specs (cmdspec.Spec.Keys); remove the function if nothing else uses it", m.pos(r.at), r.name)
+		keysWalk(c.cmds)
+	}
+	inCall := func(p token.Pos) bool {
+		for _, c := range calls {
+			if c.stmt.Pos() <= p && p < c.stmt.End() {
+				return true
 			}
 		}
+		return false
+	}
+	for name := range keysFns {
+		var decl *ast.FuncDecl
+		var declFile string
+		used := false
+		for _, pf := range files {
+			for _, d := range pf.file.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == name {
+					decl, declFile = fd, pf.path
+				}
+			}
+			refIdents(pf.file, func(id *ast.Ident) {
+				if id.Name == name && !inCall(id.Pos()) && (decl == nil || id != decl.Name) {
+					used = true
+				}
+			})
+		}
+		if decl == nil || used {
+			continue
+		}
+		start := decl.Pos()
+		if decl.Doc != nil {
+			start = decl.Doc.Pos()
+		}
+		m.deleteLines(declFile, start, decl.End())
+		m.note("%s: %s goes: the command's keys come from its key specs", m.pos(decl.Pos()), name)
 	}
 	return nil
 }
@@ -945,6 +1024,9 @@ func (m *migrator) parseRegistered(rc *registerCall, e ast.Expr, parent *registe
 			}
 		case "Keys":
 			r.keys = true
+			if id, ok := kv.Value.(*ast.Ident); ok && isPackageLevel(id, rc.f) {
+				r.keysFn = id.Name
+			}
 		case "Fn":
 			r.hasFn = true
 			v := kv.Value
@@ -1143,10 +1225,113 @@ func (m *migrator) encoders(files []pkgFile, decls map[string]bool) {
 				}
 			case "appendRESPCommand":
 				m.replace(pf.path, id.Pos(), id.End(), "resp.AppendCommand")
+			case "listOf", "zsetOf":
+				// The store's accessors, as for the other types.
+				if len(call.Args) == 1 {
+					x := m.text(pf.path, call.Args[0].Pos(), call.Args[0].End())
+					acc := map[string]string{"listOf": "AsList", "zsetOf": "AsZSet"}[id.Name]
+					m.replace(pf.path, call.Pos(), call.End(), x+"."+acc+"()")
+				}
 			}
 			return true
 		})
 	}
+}
+
+// encoderCopies removes the other packages' copies of resp.AppendCommand
+// (appendCmd, AppendCmd, appendCommand, AppendCommand over a []byte and
+// the arguments as [][]byte or ...[]byte) and points their callers at
+// resp.AppendCommand.
+func (m *migrator) encoderCopies(dirs []string) error {
+	type copyOf struct {
+		pkg      string // import path
+		name     string
+		variadic bool
+	}
+	names := map[string]bool{"appendCmd": true, "AppendCmd": true, "appendCommand": true, "AppendCommand": true, "appendRESPCommand": true}
+	byDir := map[string][]pkgFile{}
+	var copies []copyOf
+	for _, dir := range dirs {
+		if filepath.ToSlash(dir) == "resp" {
+			continue
+		}
+		files, err := m.parseDir(dir)
+		if err != nil {
+			return err
+		}
+		byDir[dir] = files
+		for _, pf := range files {
+			if strings.HasSuffix(pf.path, "_test.go") {
+				continue
+			}
+			for _, d := range pf.file.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Recv != nil || !names[fd.Name.Name] {
+					continue
+				}
+				ps, rs := fd.Type.Params.List, fd.Type.Results
+				if rs == nil || len(rs.List) != 1 || m.text(pf.path, rs.List[0].Type.Pos(), rs.List[0].Type.End()) != "[]byte" {
+					continue
+				}
+				var types []string
+				for _, f := range ps {
+					t := m.text(pf.path, f.Type.Pos(), f.Type.End())
+					for range max(1, len(f.Names)) {
+						types = append(types, t)
+					}
+				}
+				if len(types) != 2 || types[0] != "[]byte" || (types[1] != "[][]byte" && types[1] != "...[]byte") {
+					continue
+				}
+				start := fd.Pos()
+				if fd.Doc != nil {
+					start = fd.Doc.Pos()
+				}
+				m.deleteLines(pf.path, start, fd.End())
+				copies = append(copies, copyOf{"github.com/sluicedb/sluice/" + filepath.ToSlash(dir), fd.Name.Name, types[1] == "...[]byte"})
+				m.note("%s: %s is resp.AppendCommand", m.pos(fd.Pos()), fd.Name.Name)
+			}
+		}
+	}
+	for _, cp := range copies {
+		for dir, files := range byDir {
+			same := "github.com/sluicedb/sluice/"+filepath.ToSlash(dir) == cp.pkg
+			for _, pf := range files {
+				local := ""
+				for _, im := range pf.file.Imports {
+					if p, _ := strconv.Unquote(im.Path.Value); p == cp.pkg {
+						local = p[strings.LastIndexByte(p, '/')+1:]
+						if im.Name != nil {
+							local = im.Name.Name
+						}
+					}
+				}
+				ast.Inspect(pf.file, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					hit := false
+					switch f := call.Fun.(type) {
+					case *ast.Ident:
+						hit = same && f.Name == cp.name && isPackageLevel(f, pf.file)
+					case *ast.SelectorExpr:
+						x, ok := f.X.(*ast.Ident)
+						hit = ok && local != "" && x.Name == local && x.Obj == nil && f.Sel.Name == cp.name
+					}
+					if !hit {
+						return true
+					}
+					m.replace(pf.path, call.Fun.Pos(), call.Fun.End(), "resp.AppendCommand")
+					if !cp.variadic && call.Ellipsis == token.NoPos && len(call.Args) == 2 {
+						m.replace(pf.path, call.Rparen, call.Rparen, "...")
+					}
+					return true
+				})
+			}
+		}
+	}
+	return nil
 }
 
 // leftovers reports uses of the old table the migration cannot rewrite.
@@ -1188,10 +1373,22 @@ func (m *migrator) storeNames(dirs []string) error {
 		}
 		for _, pf := range files {
 			if isStore {
+				// Hash is renamed only where it is called: halfway through
+				// (a merge), Hash may already name the type.
+				par := parents(pf.file)
 				refIdents(pf.file, func(id *ast.Ident) {
-					if to, ok := storeRenames[id.Name]; ok {
-						m.replace(pf.path, id.Pos(), id.End(), to)
+					to, ok := storeRenames[id.Name]
+					if !ok {
+						return
 					}
+					if id.Name == "Hash" {
+						call, isCall := par[id].(*ast.CallExpr)
+						fd, isDecl := par[id].(*ast.FuncDecl)
+						if !(isCall && call.Fun == id) && !(isDecl && fd.Recv == nil && fd.Type.Params.NumFields() == 1 && fd.Type.Results.NumFields() == 1 && m.text(pf.path, fd.Type.Results.Pos(), fd.Type.Results.End()) == "uint64") {
+							return
+						}
+					}
+					m.replace(pf.path, id.Pos(), id.End(), to)
 				})
 				for _, cg := range pf.file.Comments {
 					for _, c := range cg.List {
@@ -1250,8 +1447,9 @@ func (m *migrator) write() error {
 	for p := range m.edits {
 		paths = append(paths, p)
 	}
-	for p := range m.appended {
-		if m.edits[p] == nil {
+	// Every server file: an import a conflict resolution dropped comes back.
+	for p := range m.src {
+		if filepath.Dir(p) == filepath.Clean(*serverPk) && m.edits[p] == nil {
 			paths = append(paths, p)
 		}
 	}
@@ -1333,7 +1531,11 @@ func fixImports(path string, src []byte) ([]byte, error) {
 	var cuts []cut
 	for _, im := range f.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
-		name := p[strings.LastIndexByte(p, '/')+1:]
+		elems := strings.Split(p, "/")
+		name := elems[len(elems)-1]
+		if len(elems) > 1 && regexp.MustCompile(`^v[0-9]+$`).MatchString(name) {
+			name = elems[len(elems)-2] // math/rand/v2 is rand
+		}
 		if im.Name != nil {
 			name = im.Name.Name
 		}
