@@ -23,13 +23,13 @@ test-race:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./resp/ ./server/
 
-# Issue 2's acceptance run: redis-benchmark SET/GET at -P 1, -P 16 and -d 1024
+# redis-benchmark SET/GET at -P 1, -P 16 and -d 1024
 # against sluice-server and redis-server, interleaved rounds, rps/p99/CPU per
 # request ratios as Markdown tables.
 bench-setget:
 	scripts/bench-compare.sh $(BENCH_ARGS)
 
-# Issue 3's acceptance run: the data-type tests at -P 1 and -P 16.
+# The data-type tests (LPUSH … MSET) at -P 1 and -P 16.
 bench-types:
 	scripts/bench-compare.sh --suite types $(BENCH_ARGS)
 
@@ -43,7 +43,7 @@ bench-aof:
 bench-mem:
 	scripts/bench-compare.sh --mem-only $(BENCH_ARGS)
 
-# Issue 3's memory check: bytes per member of a 1,000,000-member hash, set
+# Bytes per member of a 1,000,000-member hash, set
 # and sorted set in each server.
 bench-mem-types:
 	scripts/bench-compare.sh --mem-types $(BENCH_ARGS)
@@ -58,19 +58,19 @@ lint:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l .)"
 
-# Seed 003: redigo pipelined vs one-by-one (batches of 10/100/1000) against an
+# The redigo pipeline benchmark: redigo pipelined vs one-by-one (batches of 10/100/1000) against an
 # in-process Sluice, redis-server (skipped when absent) and miniredis, 5 runs
 # each, summarised by benchstat.
 COUNT ?= 5
 BENCHTIME ?= 1s
 BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
-.PHONY: bench-seed003 bench-compare
-bench-seed003:
+.PHONY: bench-redigo-pipeline bench-compare
+bench-redigo-pipeline:
 	mkdir -p .bench
-	$(GO) test -run '^$$' -bench 'Seed003' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./bench/ > .bench/seed003.txt || { cat .bench/seed003.txt; exit 1; }
-	cat .bench/seed003.txt
-	$(GO) run $(BENCHSTAT) .bench/seed003.txt
+	$(GO) test -run '^$$' -bench 'RedigoPipeline' -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./bench/ > .bench/redigo-pipeline.txt || { cat .bench/redigo-pipeline.txt; exit 1; }
+	cat .bench/redigo-pipeline.txt
+	$(GO) run $(BENCHSTAT) .bench/redigo-pipeline.txt
 
 # In-process round trips, one command per round trip (go-redis and redigo
 # over 127.0.0.1, go-redis through each server's in-memory Dial): miniredis

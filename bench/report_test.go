@@ -47,8 +47,8 @@ func TestParseBenchmarkCSV(t *testing.T) {
 	}
 }
 
-// seed001Results are the medians of the users' seed report (Avacado vs Redis).
-func seed001Results() []Result {
+// sampleResults are the medians of a users' report (another server vs Redis).
+func sampleResults() []Result {
 	return []Result{
 		{Server: "Sluice", Suite: "default", Test: "SET", Rounds: 3, Measurement: Measurement{118343.19, 0.236, 0.231, 0.263, 0.687, 1.543},
 			PerRound: []Measurement{{RPS: 118000}, {RPS: 118343.19}, {RPS: 119000}}},
@@ -64,7 +64,7 @@ func seed001Results() []Result {
 
 func TestWriteResultsCSV(t *testing.T) {
 	var b strings.Builder
-	if err := WriteResultsCSV(&b, seed001Results()); err != nil {
+	if err := WriteResultsCSV(&b, sampleResults()); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
@@ -84,7 +84,7 @@ func TestWriteResultsCSV(t *testing.T) {
 		t.Errorf("row 5 = %s", got)
 	}
 	b.Reset()
-	if err := WriteRoundsCSV(&b, seed001Results()); err != nil {
+	if err := WriteRoundsCSV(&b, sampleResults()); err != nil {
 		t.Fatal(err)
 	}
 	recs, _ = csv.NewReader(strings.NewReader(b.String())).ReadAll()
@@ -98,7 +98,7 @@ func TestWriteMarkdown(t *testing.T) {
 		Config:   DefaultCompareConfig(),
 		Started:  time.Date(2026, 2, 10, 13, 20, 6, 0, time.UTC),
 		Env:      map[string]string{"redis_benchmark": "redis-benchmark 7.0.15"},
-		Results:  seed001Results(),
+		Results:  sampleResults(),
 		Skipped:  []string{"LPUSH (ERR unknown command 'LPUSH')"},
 		Failures: []Failure{{Server: "Sluice", Case: "commands mset", Err: "boom"}},
 	}
@@ -140,7 +140,7 @@ func TestWriteMarkdown(t *testing.T) {
 }
 
 func TestPairs(t *testing.T) {
-	ps := Pairs(seed001Results(), "Sluice", "Redis")
+	ps := Pairs(sampleResults(), "Sluice", "Redis")
 	if len(ps) != 4 {
 		t.Fatalf("%d pairs, want 4", len(ps))
 	}
@@ -156,7 +156,7 @@ func TestPairs(t *testing.T) {
 
 func TestWriteAllCharts(t *testing.T) {
 	dir := t.TempDir()
-	rep := &Report{Config: DefaultCompareConfig(), Env: map[string]string{}, Results: seed001Results()}
+	rep := &Report{Config: DefaultCompareConfig(), Env: map[string]string{}, Results: sampleResults()}
 	if err := rep.WriteAll(dir); err != nil {
 		t.Fatal(err)
 	}

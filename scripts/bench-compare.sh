@@ -11,7 +11,7 @@
 #   set/get P16    -c 50 -t set,get -r 100000 -n 2000000 -P 16
 #   set/get 1KB    -c 50 -t set,get -r 100000 -n 200000 -d 1024
 #
-# or, with --suite types, issue 3's data-type tests:
+# or, with --suite types, the data-type tests:
 #
 #   types P1       -c 50 -r 100000 -n 100000 -t lpush,rpush,lpop,rpop,sadd,
 #                  hset,spop,zadd,zpopmin,lrange_100,lrange_600,mset
@@ -46,7 +46,7 @@
 #   --rounds N   rounds of each suite (default 3, or $BENCH_ROUNDS)
 #   --mem        also run the 1M-key memory comparison
 #   --mem-only   only the memory comparison
-#   --mem-types  only issue 3's: a hash, a set and a sorted set of --keys
+#   --mem-types  only the data-type memory check: a hash, a set and a sorted set of --keys
 #                members each, bytes per member in each server
 #   --scale F    multiply request counts by F (e.g. 0.25 for a quick look)
 #   --keys N     keys for the memory comparison (default 1000000)

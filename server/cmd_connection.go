@@ -222,7 +222,7 @@ func clientGetnameCommand(c *Client, args [][]byte) {
 }
 
 // clientSetinfoCommand is CLIENT SETINFO as Redis 7.2 has it (go-redis,
-// redis-py and Lettuce send it on connect; issue 2 asks for it although
+// redis-py and Lettuce send it on connect, so it is served although
 // 7.0 answers it with an unknown-subcommand error, which clients ignore).
 func clientSetinfoCommand(c *Client, args [][]byte) {
 	attr, val := args[2], args[3]

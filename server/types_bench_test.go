@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The commands redis-benchmark sends for issue 3's tests (-r 100000),
+// The commands redis-benchmark sends for its data-type tests (-r 100000),
 // driven through Client.process like BenchmarkGetSet: parsing, dispatch,
 // locking, the handler and statistics. Each benchmark first fills the key
 // the way a long redis-benchmark run leaves it, so the figures are for the

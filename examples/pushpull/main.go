@@ -1,4 +1,4 @@
-// Command pushpull runs the push/pull worker pipeline of seed 002 against
+// Command pushpull runs a push/pull worker pipeline against
 // a Redis-compatible server: a producer LPUSHes tasks (pipelined), N
 // workers pull them with BLMPOP (blocking, up to a batch at a time),
 // push their results to a sink list, and one sink collects them.

@@ -1,8 +1,8 @@
 package bench
 
-// The users' seed 003 benchmark: redigo pipelined vs one command per round
+// The redigo pipeline benchmark: redigo pipelined vs one command per round
 // trip, at batches of 10, 100 and 1000 SETs, against an in-process Sluice, a
-// real redis-server and miniredis. Run with `make bench-seed003`.
+// real redis-server and miniredis. Run with `make bench-redigo-pipeline`.
 //
 // Sluice and miniredis run inside the benchmark process, so B/op and
 // allocs/op include the server's own allocations for those two; for
@@ -18,25 +18,25 @@ import (
 	"github.com/sluicedb/sluice/internal/redistest"
 )
 
-var seed003Batches = []int{10, 100, 1000}
+var redigoBatches = []int{10, 100, 1000}
 
-func seed003Keys(n int) []string {
+func redigoKeys(n int) []string {
 	keys := make([]string, n)
 	for i := range keys {
-		keys[i] = fmt.Sprintf("seed003:key:%d", i)
+		keys[i] = fmt.Sprintf("redigo:key:%d", i)
 	}
 	return keys
 }
 
-func benchSeed003(b *testing.B, addr string) {
+func benchRedigoPipeline(b *testing.B, addr string) {
 	conn, err := redis.Dial("tcp", addr)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	value := []byte("seed003-value-0123456789")
-	for _, batch := range seed003Batches {
-		keys := seed003Keys(batch)
+	value := []byte("redigo-value-0123456789")
+	for _, batch := range redigoBatches {
+		keys := redigoKeys(batch)
 		b.Run(fmt.Sprintf("pipelined/batch_%d", batch), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -68,17 +68,17 @@ func benchSeed003(b *testing.B, addr string) {
 	}
 }
 
-func BenchmarkSeed003Sluice(b *testing.B) {
+func BenchmarkRedigoPipelineSluice(b *testing.B) {
 	_, addr := redistest.StartSluice(b)
-	benchSeed003(b, addr)
+	benchRedigoPipeline(b, addr)
 }
 
-func BenchmarkSeed003Redis(b *testing.B) {
+func BenchmarkRedigoPipelineRedis(b *testing.B) {
 	addr := redistest.StartRedis(b) // skips with a message when redis-server is absent
-	benchSeed003(b, addr)
+	benchRedigoPipeline(b, addr)
 }
 
-func BenchmarkSeed003MiniRedis(b *testing.B) {
+func BenchmarkRedigoPipelineMiniRedis(b *testing.B) {
 	s := miniredis.RunT(b)
-	benchSeed003(b, s.Addr())
+	benchRedigoPipeline(b, s.Addr())
 }
