@@ -1,13 +1,13 @@
-// Package rdb reads and writes the serialized values of Redis's DUMP and
-// RESTORE: one value in RDB object encoding (a type byte, then the value),
-// followed by the 2-byte RDB version and the CRC-64 of everything before
-// it, both little endian.
+// DUMP and RESTORE payloads: one value in RDB object encoding (a type
+// byte, then the value), followed by the 2-byte RDB version and the CRC-64
+// of everything before it, both little endian.
 //
 // Payloads are written as Redis 7.0 (RDB version 10) writes them, and every
 // object type Redis 7.0 accepts for strings, lists, sets, sorted sets and
 // hashes is read, including the older ziplist, zipmap and plain forms, and
 // LZF-compressed strings. Decoding checks every length against the payload,
 // so malformed input is an error, never a panic or an outsized allocation.
+
 package rdb
 
 import (
