@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicedb/sluice/internal/longdouble"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -252,8 +253,8 @@ func hincrbyCommand(c *Client, args [][]byte) {
 
 func hincrbyfloatCommand(c *Client, args [][]byte) {
 	// Redis computes in long double; see the emulation beside INCRBYFLOAT.
-	incr := newLongDouble()
-	if !parseLongDouble(incr, args[3]) {
+	incr := longdouble.New()
+	if !longdouble.Parse(incr, args[3]) {
 		c.w.Error(errNotFloat)
 		return
 	}
@@ -266,8 +267,8 @@ func hincrbyfloatCommand(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	value := newLongDouble()
-	if v, found := h.Get(args[2]); found && !parseLongDouble(value, v) {
+	value := longdouble.New()
+	if v, found := h.Get(args[2]); found && !longdouble.Parse(value, v) {
 		c.w.Error("ERR hash value is not a float")
 		return
 	}
@@ -276,12 +277,12 @@ func hincrbyfloatCommand(c *Client, args [][]byte) {
 		return
 	}
 	value.Add(value, incr)
-	if ldOverflows(value) {
+	if longdouble.Overflows(value) {
 		c.w.Error(errNaNInf)
 		return
 	}
 	var tmp [64]byte
-	out := formatLongDouble(tmp[:0], value)
+	out := longdouble.Format(tmp[:0], value)
 	maxEnt, maxVal := c.hashLimits()
 	h.Set(args[2], out, maxEnt, maxVal)
 	c.w.Bulk(out)

@@ -452,3 +452,5 @@ func isHexDigit(c byte) bool {
 func isInfWord(b []byte) bool {
 	return len(b) == 3 && eq(b, "inf") || len(b) == 8 && eq(b, "infinity")
 }
+
+func isDigit(ch byte) bool { return ch >= '0' && ch <= '9' }

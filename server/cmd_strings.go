@@ -2,8 +2,8 @@ package server
 
 import (
 	"math"
-	"math/big"
 
+	"github.com/sluicedb/sluice/internal/longdouble"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -433,7 +433,7 @@ func incrbyfloatCommand(c *Client, args [][]byte) {
 	key := args[1]
 	db := c.DB()
 	e := db.Lookup(key)
-	value := newLongDouble()
+	value := longdouble.New()
 	if e != nil {
 		if e.Kind() != store.KindString {
 			c.wrongType()
@@ -441,13 +441,13 @@ func incrbyfloatCommand(c *Client, args [][]byte) {
 		}
 		if e.IsInt() {
 			value.SetInt64(e.Int())
-		} else if !parseLongDouble(value, e.Bytes(nil)) {
+		} else if !longdouble.Parse(value, e.Bytes(nil)) {
 			c.w.Error(errNotFloat)
 			return
 		}
 	}
-	incr := newLongDouble()
-	if !parseLongDouble(incr, args[2]) {
+	incr := longdouble.New()
+	if !longdouble.Parse(incr, args[2]) {
 		c.w.Error(errNotFloat)
 		return
 	}
@@ -457,12 +457,12 @@ func incrbyfloatCommand(c *Client, args [][]byte) {
 		return
 	}
 	value.Add(value, incr)
-	if ldOverflows(value) {
+	if longdouble.Overflows(value) {
 		c.w.Error(errNaNInf)
 		return
 	}
 	var tmp [64]byte
-	s := formatLongDouble(tmp[:0], value)
+	s := longdouble.Format(tmp[:0], value)
 	if e != nil {
 		e.SetEmbstr(s)
 		db.Modified(key)
@@ -779,235 +779,4 @@ func lcsCommand(c *Client, args [][]byte) {
 	}
 	c.w.BulkString("len")
 	c.w.Int(int64(total))
-}
-
-// INCRBYFLOAT works in C's long double, which on the x86-64 builds Redis
-// ships is the x87 80-bit extended format: a 64-bit significand and an
-// exponent range up to 2^16383. It is emulated here with big.Float at 64
-// bits of precision (round to nearest even, as the FPU does), with the
-// extended format's overflow and underflow thresholds applied by hand.
-
-const (
-	ldPrec   = 64
-	ldMaxExp = 16384  // MantExp of the largest finite value is 16384
-	ldMinExp = -16445 // the smallest subnormal is 2^-16445
-	ldMaxLen = 5 * 1024
-)
-
-func newLongDouble() *big.Float { return new(big.Float).SetPrec(ldPrec) }
-
-// ldOverflows reports whether a rounded value is beyond the extended range.
-func ldOverflows(f *big.Float) bool {
-	return !f.IsInf() && f.Sign() != 0 && f.MantExp(nil) > ldMaxExp
-}
-
-// ldUnderflows reports whether an exact nonzero value rounds to zero in
-// the extended format: at most half the smallest subnormal, 2^-16446.
-func ldUnderflows(num, den *big.Int) bool {
-	if num.Sign() == 0 {
-		return false
-	}
-	// |num/den| <= 2^-16446  <=>  |num| * 2^16446 <= den
-	if den == nil {
-		den = big.NewInt(1)
-	}
-	l := new(big.Int).Abs(num)
-	l.Lsh(l, -(ldMinExp - 1))
-	return l.Cmp(den) <= 0
-}
-
-func isCSpace(ch byte) bool {
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
-}
-
-func isDigit(ch byte) bool { return ch >= '0' && ch <= '9' }
-
-func hexDigit(ch byte) (byte, bool) {
-	switch {
-	case ch >= '0' && ch <= '9':
-		return ch - '0', true
-	case ch >= 'a' && ch <= 'f':
-		return ch - 'a' + 10, true
-	case ch >= 'A' && ch <= 'F':
-		return ch - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// parseLongDouble parses b into z as Redis's string2ld does with strtold:
-// the whole string must be a decimal or hexadecimal float or an infinity
-// (no spaces, no NaN); values that overflow, or underflow to zero, are
-// refused. z must have precision ldPrec.
-func parseLongDouble(z *big.Float, b []byte) bool {
-	if len(b) == 0 || len(b) >= ldMaxLen || isCSpace(b[0]) {
-		return false
-	}
-	s := b
-	neg := false
-	if s[0] == '+' || s[0] == '-' {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if eq(s, "inf") || eq(s, "infinity") {
-		z.SetInf(neg)
-		return true
-	}
-	hex := len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
-	if hex {
-		s = s[2:]
-	}
-	// Significand: digits with at most one point, at least one digit. The
-	// significant digits are gathered for big.Int to convert at once.
-	var digitBuf [32]byte
-	digits := digitBuf[:0]
-	ndigits, sig, frac, seenPoint := 0, 0, 0, false
-	i := 0
-	for ; i < len(s); i++ {
-		ch := s[i]
-		if ch == '.' && !seenPoint {
-			seenPoint = true
-			continue
-		}
-		var d byte
-		var ok bool
-		if hex {
-			d, ok = hexDigit(ch)
-		} else {
-			d, ok = ch-'0', isDigit(ch)
-		}
-		if !ok {
-			break
-		}
-		ndigits++
-		if seenPoint {
-			frac++
-		}
-		if sig > 0 || d != 0 {
-			sig++
-			digits = append(digits, ch)
-		}
-	}
-	if ndigits == 0 {
-		return false
-	}
-	// Exponent: e (decimal) or p (hex, a power of two), with digits.
-	var exp int64
-	if i < len(s) {
-		ch := s[i] | 0x20
-		if (hex && ch != 'p') || (!hex && ch != 'e') {
-			return false
-		}
-		i++
-		eneg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
-			i++
-		}
-		if i == len(s) {
-			return false
-		}
-		for ; i < len(s); i++ {
-			if !isDigit(s[i]) {
-				return false
-			}
-			if exp < 1e9 {
-				exp = exp*10 + int64(s[i]-'0')
-			}
-		}
-		if eneg {
-			exp = -exp
-		}
-	}
-	if sig == 0 {
-		z.SetInt64(0)
-		if neg {
-			z.Neg(z)
-		}
-		return true
-	}
-	mant := new(big.Int)
-	if hex {
-		mant.SetString(string(digits), 16)
-	} else {
-		mant.SetString(string(digits), 10)
-	}
-	if neg {
-		mant.Neg(mant)
-	}
-	// The value is num/den exactly (den nil for an integer).
-	num := mant
-	var den *big.Int
-	var nearBottom bool
-	if hex {
-		// |value| < 2^mag: out of range far beyond the limits is decided
-		// without building huge numbers.
-		e2 := exp - 4*int64(frac)
-		mag := int64(mant.BitLen()) + e2
-		if mag > ldMaxExp+1 || mag < ldMinExp-2 {
-			return false
-		}
-		nearBottom = mag < ldMinExp+8
-		if e2 >= 0 {
-			num.Lsh(num, uint(e2))
-		} else {
-			den = new(big.Int).Lsh(big.NewInt(1), uint(-e2))
-		}
-	} else {
-		// |value| < 10^mag, and at least 10^(mag-1).
-		e10 := exp - int64(frac)
-		mag := int64(sig) + e10
-		if mag > 4934 || mag < -4952 {
-			return false
-		}
-		nearBottom = mag < -4940
-		if e10 != 0 {
-			p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(e10)), nil)
-			if e10 > 0 {
-				num.Mul(num, p)
-			} else {
-				den = p
-			}
-		}
-	}
-	if nearBottom && ldUnderflows(num, den) {
-		return false
-	}
-	if den == nil {
-		z.SetInt(num) // rounds to z's 64 bits
-	} else {
-		// Quo of exact operands is correctly rounded: one rounding, as
-		// strtold does.
-		var a, b big.Float
-		a.SetInt(num)
-		b.SetInt(den)
-		z.Quo(&a, &b)
-	}
-	return !ldOverflows(z)
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
-// formatLongDouble appends f as ld2string's LD_STR_HUMAN mode prints it:
-// "%.17Lf", then trailing zeros (and a trailing point) removed, and "-0"
-// written as "0".
-func formatLongDouble(dst []byte, f *big.Float) []byte {
-	start := len(dst)
-	dst = f.Append(dst, 'f', 17)
-	n := len(dst)
-	for n > start && dst[n-1] == '0' {
-		n--
-	}
-	if dst[n-1] == '.' {
-		n--
-	}
-	dst = dst[:n]
-	if string(dst[start:]) == "-0" {
-		dst = append(dst[:start], '0')
-	}
-	return dst
 }
