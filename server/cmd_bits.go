@@ -1,10 +1,9 @@
 package server
 
 import (
-	"encoding/binary"
-	"math"
 	"math/bits"
 
+	"github.com/sluicedb/sluice/bitstr"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -146,37 +145,6 @@ func getbitCommand(c *Client, args [][]byte) {
 	c.w.Int(bit)
 }
 
-// popcount counts the set bits of p.
-func popcount(p []byte) int64 {
-	var n int
-	for len(p) >= 8 {
-		n += bits.OnesCount64(binary.LittleEndian.Uint64(p))
-		p = p[8:]
-	}
-	for _, b := range p {
-		n += bits.OnesCount8(b)
-	}
-	return int64(n)
-}
-
-// bitpos is redisBitpos: the position of the first bit set to bit in p;
-// looking for a clear bit in all ones gives len(p)*8 (the string is seen as
-// padded with zeros), looking for a set bit in all zeros gives -1.
-func bitpos(p []byte, bit int64) int64 {
-	for i, b := range p {
-		if bit == 1 && b != 0 {
-			return int64(i)*8 + int64(bits.LeadingZeros8(b))
-		}
-		if bit == 0 && b != 0xff {
-			return int64(i)*8 + int64(bits.LeadingZeros8(^b))
-		}
-	}
-	if bit == 1 {
-		return -1
-	}
-	return int64(len(p)) * 8
-}
-
 // bitRange parses a BITCOUNT/BITPOS unit argument.
 func (c *Client) bitUnit(b []byte) (isBit, ok bool) {
 	switch {
@@ -190,7 +158,7 @@ func (c *Client) bitUnit(b []byte) (isBit, ok bool) {
 }
 
 // clampBitRange converts negative indexes and clamps to the string as
-// bitcount/bitpos do; for a bit range it also returns the masks of the
+// bitcount/bitstr.Pos do; for a bit range it also returns the masks of the
 // bits of the edge bytes that are outside the range, and byte indexes.
 func clampBitRange(start, end, strlen int64, isBit bool) (s, e int64, firstMask, lastMask byte) {
 	total := strlen
@@ -250,7 +218,7 @@ func bitcountCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	count := popcount(p[start : end+1])
+	count := bitstr.Popcount(p[start : end+1])
 	if firstMask != 0 || lastMask != 0 {
 		count -= int64(bits.OnesCount8(p[start]&firstMask) + bits.OnesCount8(p[end]&lastMask))
 	}
@@ -315,59 +283,7 @@ func bitposCommand(c *Client, args [][]byte) {
 		c.w.Int(-1)
 		return
 	}
-	c.w.Int(bitposRange(p, bit, start, end, firstMask, lastMask, endGiven))
-}
-
-// bitposRange searches bytes start..end of p, the edge bytes masked, with
-// the exact bookkeeping of Redis's bitposCommand.
-func bitposRange(p []byte, bit, start, end int64, firstMask, lastMask byte, endGiven bool) int64 {
-	nbytes := end - start + 1
-	var pos int64
-	masked := func(b, mask byte) byte {
-		if bit == 1 {
-			return b &^ mask
-		}
-		return b | mask
-	}
-	done := false
-	if firstMask != 0 {
-		tmp := masked(p[start], firstMask)
-		if lastMask != 0 && nbytes == 1 {
-			tmp = masked(tmp, lastMask)
-		}
-		pos = bitpos([]byte{tmp}, bit)
-		if nbytes == 1 || (pos != -1 && pos != 8) {
-			done = true
-		} else {
-			start++
-			nbytes--
-		}
-	}
-	if !done {
-		cur := nbytes
-		if lastMask != 0 {
-			cur--
-		}
-		if cur > 0 {
-			pos = bitpos(p[start:start+cur], bit)
-			if nbytes == cur || (pos != -1 && pos != cur<<3) {
-				done = true
-			} else {
-				start += cur
-				nbytes -= cur
-			}
-		}
-	}
-	if !done {
-		pos = bitpos([]byte{masked(p[end], lastMask)}, bit)
-	}
-	if endGiven && bit == 0 && pos == nbytes<<3 {
-		return -1
-	}
-	if pos != -1 {
-		pos += start << 3
-	}
-	return pos
+	c.w.Int(bitstr.PosRange(p, bit, start, end, firstMask, lastMask, endGiven))
 }
 
 func bitopCommand(c *Client, args [][]byte) {
@@ -432,12 +348,12 @@ func bitopCommand(c *Client, args [][]byte) {
 	for _, s := range srcs[1:] {
 		switch op {
 		case opAnd:
-			andBytes(res[:len(s)], s)
+			bitstr.And(res[:len(s)], s)
 			clear(res[len(s):])
 		case opOr:
-			orBytes(res[:len(s)], s)
+			bitstr.Or(res[:len(s)], s)
 		case opXor:
-			xorBytes(res[:len(s)], s)
+			bitstr.Xor(res[:len(s)], s)
 		}
 	}
 	e := &store.Entry{}
@@ -452,48 +368,12 @@ func bitopCommand(c *Client, args [][]byte) {
 	c.w.Int(int64(maxLen))
 }
 
-func andBytes(dst, src []byte) {
-	for len(dst) >= 8 {
-		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(dst)&binary.LittleEndian.Uint64(src))
-		dst, src = dst[8:], src[8:]
-	}
-	for i := range dst {
-		dst[i] &= src[i]
-	}
-}
-
-func orBytes(dst, src []byte) {
-	for len(dst) >= 8 {
-		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(dst)|binary.LittleEndian.Uint64(src))
-		dst, src = dst[8:], src[8:]
-	}
-	for i := range dst {
-		dst[i] |= src[i]
-	}
-}
-
-func xorBytes(dst, src []byte) {
-	for len(dst) >= 8 {
-		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(dst)^binary.LittleEndian.Uint64(src))
-		dst, src = dst[8:], src[8:]
-	}
-	for i := range dst {
-		dst[i] ^= src[i]
-	}
-}
-
 // BITFIELD.
 
 const (
 	bfGet = iota
 	bfSet
 	bfIncrby
-)
-
-const (
-	owWrap = iota
-	owSat
-	owFail
 )
 
 type bitfieldOp struct {
@@ -527,110 +407,12 @@ func (c *Client) bitfieldTypeArg(b []byte) (signed bool, nbits int, ok bool) {
 	return signed, int(v), true
 }
 
-func getUnsignedBits(p []byte, offset uint64, nbits int) uint64 {
-	var v uint64
-	for j := 0; j < nbits; j++ {
-		b := p[offset>>3]
-		v = v<<1 | uint64(b>>(7-(offset&7)))&1
-		offset++
-	}
-	return v
-}
-
-func getSignedBits(p []byte, offset uint64, nbits int) int64 {
-	v := int64(getUnsignedBits(p, offset, nbits))
-	if nbits < 64 && v&(1<<(nbits-1)) != 0 {
-		v |= -1 << nbits
-	}
-	return v
-}
-
-func setUnsignedBits(p []byte, offset uint64, nbits int, v uint64) {
-	for j := 0; j < nbits; j++ {
-		bit := byte(v>>(nbits-1-j)) & 1
-		shift := 7 - (offset & 7)
-		p[offset>>3] = p[offset>>3]&^(1<<shift) | bit<<shift
-		offset++
-	}
-}
-
-// unsignedOverflow is checkUnsignedBitfieldOverflow: 1 on overflow, -1 on
-// underflow, 0 otherwise, with the value to store for WRAP or SAT.
-func unsignedOverflow(value uint64, incr int64, nbits int, ow int) (int, uint64) {
-	maxv := uint64(1)<<nbits - 1
-	if nbits == 64 {
-		maxv = math.MaxUint64
-	}
-	maxIncr := int64(maxv - value)
-	minIncr := -int64(value)
-	wrap := func() uint64 { return (value + uint64(incr)) &^ (uint64(math.MaxUint64) << nbits) }
-	if value > maxv || (incr > 0 && incr > maxIncr) {
-		switch ow {
-		case owWrap:
-			return 1, wrap()
-		case owSat:
-			return 1, maxv
-		}
-		return 1, 0
-	} else if incr < 0 && incr < minIncr {
-		switch ow {
-		case owWrap:
-			return -1, wrap()
-		case owSat:
-			return -1, 0
-		}
-		return -1, 0
-	}
-	return 0, 0
-}
-
-// signedOverflow is checkSignedBitfieldOverflow.
-func signedOverflow(value, incr int64, nbits int, ow int) (int, int64) {
-	maxv := int64(math.MaxInt64)
-	if nbits != 64 {
-		maxv = 1<<(nbits-1) - 1
-	}
-	minv := -maxv - 1
-	maxIncr := int64(uint64(maxv) - uint64(value))
-	minIncr := minv - value
-	wrap := func() int64 {
-		r := uint64(value) + uint64(incr)
-		if nbits < 64 {
-			mask := uint64(math.MaxUint64) << nbits
-			if r&(1<<(nbits-1)) != 0 {
-				r |= mask
-			} else {
-				r &^= mask
-			}
-		}
-		return int64(r)
-	}
-	if value > maxv || (nbits != 64 && incr > maxIncr) || (value >= 0 && incr > 0 && incr > maxIncr) {
-		switch ow {
-		case owWrap:
-			return 1, wrap()
-		case owSat:
-			return 1, maxv
-		}
-		return 1, 0
-	} else if value < minv || (nbits != 64 && incr < minIncr) || (value < 0 && incr < 0 && incr < minIncr) {
-		switch ow {
-		case owWrap:
-			return -1, wrap()
-		case owSat:
-			return -1, minv
-		}
-		return -1, 0
-	}
-	return 0, 0
-}
-
 func bitfieldCommand(c *Client, args [][]byte)   { bitfieldGeneric(c, args, false) }
 func bitfieldRoCommand(c *Client, args [][]byte) { bitfieldGeneric(c, args, true) }
 
 func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 	var ops []bitfieldOp
-	ow := owWrap
+	ow := bitstr.Wrap
 	readonly := true
 	var highest uint64
 	for j := 2; j < len(args); j++ {
@@ -648,11 +430,11 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 			j++
 			switch t := args[j]; {
 			case eq(t, "wrap"):
-				ow = owWrap
+				ow = bitstr.Wrap
 			case eq(t, "sat"):
-				ow = owSat
+				ow = bitstr.Sat
 			case eq(t, "fail"):
-				ow = owFail
+				ow = bitstr.Fail
 			default:
 				c.w.Error(errBitfieldOw)
 				return
@@ -720,19 +502,19 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 			}
 			rel := o.offset - byteIdx*8
 			if o.signed {
-				c.w.Int(getSignedBits(tmp[:], rel, o.bits))
+				c.w.Int(bitstr.GetSigned(tmp[:], rel, o.bits))
 			} else {
-				c.w.Int(int64(getUnsignedBits(tmp[:], rel, o.bits)))
+				c.w.Int(int64(bitstr.GetUnsigned(tmp[:], rel, o.bits)))
 			}
 			continue
 		}
 		if o.signed {
-			oldv := getSignedBits(buf, o.offset, o.bits)
+			oldv := bitstr.GetSigned(buf, o.offset, o.bits)
 			var newv, ret int64
 			var of int
 			var wrapped int64
 			if o.op == bfIncrby {
-				of, wrapped = signedOverflow(oldv, o.val, o.bits, o.ow)
+				of, wrapped = bitstr.SignedOverflow(oldv, o.val, o.bits, o.ow)
 				newv = oldv + o.val
 				if of != 0 {
 					newv = wrapped
@@ -740,47 +522,47 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 				ret = newv
 			} else {
 				newv = o.val
-				of, wrapped = signedOverflow(newv, 0, o.bits, o.ow)
+				of, wrapped = bitstr.SignedOverflow(newv, 0, o.bits, o.ow)
 				if of != 0 {
 					newv = wrapped
 				}
 				ret = oldv
 			}
-			if of != 0 && o.ow == owFail {
+			if of != 0 && o.ow == bitstr.Fail {
 				c.w.Null()
 				continue
 			}
 			c.w.Int(ret)
-			setUnsignedBits(buf, o.offset, o.bits, uint64(newv))
+			bitstr.SetUnsigned(buf, o.offset, o.bits, uint64(newv))
 			if dirty || oldv != newv {
 				changes++
 			}
 		} else {
-			oldv := getUnsignedBits(buf, o.offset, o.bits)
+			oldv := bitstr.GetUnsigned(buf, o.offset, o.bits)
 			var newv, ret uint64
 			var of int
 			var wrapped uint64
 			if o.op == bfIncrby {
 				newv = oldv + uint64(o.val)
-				of, wrapped = unsignedOverflow(oldv, o.val, o.bits, o.ow)
+				of, wrapped = bitstr.UnsignedOverflow(oldv, o.val, o.bits, o.ow)
 				if of != 0 {
 					newv = wrapped
 				}
 				ret = newv
 			} else {
 				newv = uint64(o.val)
-				of, wrapped = unsignedOverflow(newv, 0, o.bits, o.ow)
+				of, wrapped = bitstr.UnsignedOverflow(newv, 0, o.bits, o.ow)
 				if of != 0 {
 					newv = wrapped
 				}
 				ret = oldv
 			}
-			if of != 0 && o.ow == owFail {
+			if of != 0 && o.ow == bitstr.Fail {
 				c.w.Null()
 				continue
 			}
 			c.w.Int(int64(ret))
-			setUnsignedBits(buf, o.offset, o.bits, newv)
+			bitstr.SetUnsigned(buf, o.offset, o.bits, newv)
 			if dirty || oldv != newv {
 				changes++
 			}

@@ -24,6 +24,6 @@
 //
 // Self-contained engines live in their own packages: acl (the rule
 // engine), lua (the scripting VM), persist (AOF and RDB files), rdb (the
-// format), store (the keyspace), geo, hll (HyperLogLog), and internal/cmdspec (the command
+// format), store (the keyspace), geo, hll (HyperLogLog), bitstr (bit operations), and internal/cmdspec (the command
 // table and key extraction).
 package server
