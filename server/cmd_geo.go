@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/sluicedb/sluice/geo"
+	"github.com/sluicedb/sluice/internal/pqsort"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -515,7 +516,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags int) {
 			// glibc's qsort is a stable merge sort.
 			sort.SliceStable(points, func(i, j int) bool { return cmp(&points[i], &points[j]) < 0 })
 		} else {
-			partialSort(points, cmp, 0, returned-1)
+			pqsort.Sort(points, cmp, 0, returned-1)
 		}
 	}
 	points = points[:returned]
@@ -615,124 +616,4 @@ func geoCellMembers(z *store.ZSet, min, max float64, shape *geo.Shape, points []
 		return !(len(points) > 0 && limit > 0 && len(points) >= limit)
 	})
 	return points
-}
-
-// partialSort orders a so that positions lo..hi hold what a full sort
-// would put there, exactly as Redis's pqsort (Bentley & McIlroy's
-// quicksort that skips partitions outside lo..hi) leaves them, so that
-// ties come out in the same order.
-func partialSort(a []geoPoint, cmp func(a, b *geoPoint) int, lo, hi int) {
-	pqsort(a, 0, len(a), cmp, lo, hi)
-}
-
-func med3(a []geoPoint, i, j, k int, cmp func(a, b *geoPoint) int) int {
-	if cmp(&a[i], &a[j]) < 0 {
-		if cmp(&a[j], &a[k]) < 0 {
-			return j
-		}
-		if cmp(&a[i], &a[k]) < 0 {
-			return k
-		}
-		return i
-	}
-	if cmp(&a[j], &a[k]) > 0 {
-		return j
-	}
-	if cmp(&a[i], &a[k]) < 0 {
-		return i
-	}
-	return k
-}
-
-// vecswap swaps the n elements at i with the n at j.
-func vecswap(a []geoPoint, i, j, n int) {
-	for ; n > 0; n-- {
-		a[i], a[j] = a[j], a[i]
-		i++
-		j++
-	}
-}
-
-// pqsort sorts the n elements starting at base, skipping sub-arrays that
-// do not overlap [lr, rr].
-func pqsort(a []geoPoint, base, n int, cmp func(a, b *geoPoint) int, lr, rr int) {
-	for {
-		if n < 7 {
-			for m := base + 1; m < base+n; m++ {
-				for l := m; l > base && cmp(&a[l-1], &a[l]) > 0; l-- {
-					a[l], a[l-1] = a[l-1], a[l]
-				}
-			}
-			return
-		}
-		pm := base + n/2
-		if n > 7 {
-			pl := base
-			pn := base + n - 1
-			if n > 40 {
-				d := n / 8
-				pl = med3(a, pl, pl+d, pl+2*d, cmp)
-				pm = med3(a, pm-d, pm, pm+d, cmp)
-				pn = med3(a, pn-2*d, pn-d, pn, cmp)
-			}
-			pm = med3(a, pl, pm, pn, cmp)
-		}
-		a[base], a[pm] = a[pm], a[base]
-		pa, pb := base+1, base+1
-		pc, pd := base+n-1, base+n-1
-		for {
-			for pb <= pc {
-				r := cmp(&a[pb], &a[base])
-				if r > 0 {
-					break
-				}
-				if r == 0 {
-					a[pa], a[pb] = a[pb], a[pa]
-					pa++
-				}
-				pb++
-			}
-			for pb <= pc {
-				r := cmp(&a[pc], &a[base])
-				if r < 0 {
-					break
-				}
-				if r == 0 {
-					a[pc], a[pd] = a[pd], a[pc]
-					pd--
-				}
-				pc--
-			}
-			if pb > pc {
-				break
-			}
-			a[pb], a[pc] = a[pc], a[pb]
-			pb++
-			pc--
-		}
-		pn := base + n
-		r := min(pa-base, pb-pa)
-		vecswap(a, base, pb-r, r)
-		r = min(pd-pc, pn-pd-1)
-		vecswap(a, pb, pn-r, r)
-		if r = pb - pa; r > 1 {
-			if overlaps(base, r, lr, rr) {
-				pqsort(a, base, r, cmp, lr, rr)
-			}
-		}
-		if r = pd - pc; r > 1 {
-			base = pn - r
-			n = r
-			if overlaps(base, n, lr, rr) {
-				continue
-			}
-		}
-		return
-	}
-}
-
-// overlaps reports whether elements [s, s+k) are not entirely before or
-// entirely after [lr, rr].
-func overlaps(s, k, lr, rr int) bool {
-	return !((lr < s && rr < s) || (lr >= s+k && rr >= s+k))
 }
