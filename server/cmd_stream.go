@@ -30,96 +30,8 @@ const (
 	xreadDefaultWait = 1000 // XREAD_BLOCKED_DEFAULT_COUNT
 )
 
-// string2ull is Redis's string2ull: a canonical integer, else strtoull's
-// syntax (leading spaces, a sign, leading zeros).
-func string2ull(b []byte) (uint64, bool) {
-	if v, ok := resp.ParseInt(b); ok && len(b) > 0 && (b[0] != '0' || len(b) == 1) && !(len(b) > 1 && b[0] == '-' && b[1] == '0') {
-		if v < 0 {
-			return 0, false
-		}
-		return uint64(v), true
-	}
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
-	}
-	if i >= len(b) {
-		return 0, false
-	}
-	var v uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-// parseStreamID is streamGenericParseIDOrReply without the reply.
-// seqGiven non-nil allows "ms-*" (XADD) and reports whether the sequence
-// was given.
-func parseStreamID(b []byte, missingSeq uint64, strict bool, seqGiven *bool) (store.StreamID, bool) {
-	if len(b) > 127 {
-		return store.StreamID{}, false
-	}
-	if strict && len(b) == 1 && (b[0] == '-' || b[0] == '+') {
-		return store.StreamID{}, false
-	}
-	if seqGiven != nil {
-		*seqGiven = true
-	}
-	if len(b) == 1 && b[0] == '-' {
-		return store.StreamID{}, true
-	}
-	if len(b) == 1 && b[0] == '+' {
-		return store.MaxStreamID, true
-	}
-	// Like C, the text stops at a NUL byte.
-	for i, c := range b {
-		if c == 0 {
-			b = b[:i]
-			break
-		}
-	}
-	msPart, seqPart, dot := b, []byte(nil), false
-	for i, c := range b {
-		if c == '-' {
-			msPart, seqPart, dot = b[:i], b[i+1:], true
-			break
-		}
-	}
-	ms, ok := string2ull(msPart)
-	if !ok {
-		return store.StreamID{}, false
-	}
-	seq := missingSeq
-	if dot {
-		if seqGiven != nil && len(seqPart) == 1 && seqPart[0] == '*' {
-			seq = 0
-			*seqGiven = false
-		} else if seq, ok = string2ull(seqPart); !ok {
-			return store.StreamID{}, false
-		}
-	}
-	return store.StreamID{Ms: ms, Seq: seq}, true
-}
-
 func (c *Client) streamIDArg(b []byte, missingSeq uint64, strict bool) (store.StreamID, bool) {
-	id, ok := parseStreamID(b, missingSeq, strict, nil)
+	id, ok := store.ParseStreamID(b, missingSeq, strict, nil)
 	if !ok {
 		c.w.Error(errStreamID)
 	}
@@ -263,7 +175,7 @@ loop:
 		case xadd && eq(opt, "nomkstream"):
 			a.noMkstream = true
 		case xadd:
-			id, ok := parseStreamID(opt, 0, true, &a.seqGiven)
+			id, ok := store.ParseStreamID(opt, 0, true, &a.seqGiven)
 			if !ok {
 				c.w.Error(errStreamID)
 				return -1
@@ -1224,7 +1136,7 @@ func xclaimCommand(c *Client, args [][]byte) {
 	var ids []store.StreamID
 	j := 5
 	for ; j < len(args); j++ {
-		id, ok := parseStreamID(args[j], 0, true, nil)
+		id, ok := store.ParseStreamID(args[j], 0, true, nil)
 		if !ok {
 			break
 		}
