@@ -1364,13 +1364,6 @@ func (m *migrator) storeNames(dirs []string) error {
 			return err
 		}
 		isStore := filepath.ToSlash(dir) == "store"
-		var decls map[string]bool
-		if isStore {
-			decls = topLevel(files)
-			if !decls["HashVal"] && !decls["SetVal"] {
-				continue // already renamed
-			}
-		}
 		for _, pf := range files {
 			if isStore {
 				// Hash is renamed only where it is called: halfway through
