@@ -212,18 +212,14 @@ func (l *Link) SendAck(offset int64) {
 	l.Write(appendCmd(nil, "REPLCONF", "ACK", strconv.FormatInt(offset, 10)))
 }
 
+// appendCmd is resp.AppendCommand for string arguments (the link's own
+// commands: REPLCONF, PSYNC, SYNC).
 func appendCmd(b []byte, args ...string) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
+	bs := make([][]byte, len(args))
+	for i, a := range args {
+		bs[i] = []byte(a)
 	}
-	return b
+	return resp.AppendCommand(b, bs...)
 }
 
 // Run keeps the link up until Stop: a connection attempt now, and after a
