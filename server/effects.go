@@ -427,9 +427,10 @@ func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply
 		// get their DEL, never the MIGRATE itself (Redis's migrateCommand),
 		// which a replica or a reload would run against the target again.
 		out := [][]byte{[]byte("DEL")}
-		for _, i := range migrateKeys(args) {
-			if db.Peek(args[i]) == nil {
-				out = append(out, args[i])
+		var kb [8]cmdspec.Key
+		for _, k := range cmd.Keys(args, kb[:0], cmdspec.Access) {
+			if db.Peek(args[k.Pos]) == nil {
+				out = append(out, args[k.Pos])
 			}
 		}
 		if len(out) == 1 {

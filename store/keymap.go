@@ -191,7 +191,7 @@ func (m *keyMap) rebuild(size int) {
 		}
 		s := oldSlots[j]
 		k := kmKey(s.k)
-		i := home(Hash(unsafe.Slice(unsafe.StringData(k), len(k))), size)
+		i := home(keyHash(unsafe.Slice(unsafe.StringData(k), len(k))), size)
 		for m.tags[i] != tagEmpty {
 			if i++; i == size {
 				i = 0

@@ -202,7 +202,7 @@ func (db *DB) shardFor(key []byte) *shard { return &db.shards[ShardOf(key)] }
 
 // locate returns key's shard and hash.
 func (db *DB) locate(key []byte) (*shard, uint64) {
-	h := Hash(key)
+	h := keyHash(key)
 	return &db.shards[h>>(64-ShardBits)], h
 }
 
@@ -224,7 +224,7 @@ func (db *DB) expireIfNeeded(s *shard, key []byte, e *Entry, now int64) bool {
 }
 
 func (db *DB) removeExpired(s *shard, key []byte) {
-	e := s.m.del(str(key), Hash(key))
+	e := s.m.del(str(key), keyHash(key))
 	if e != nil {
 		db.preChange(s, key, e)
 		db.detach(key, e)
