@@ -727,6 +727,20 @@ func (m *Master) Memory(backlogSize int64) (total, backlog, replicas int64) {
 	return total, total, 0
 }
 
+// CountedForEvict splits the replication buffer's memory total the way
+// Redis 7.0's freeMemoryGetNotCountedMemory does: up to repl-backlog-size
+// bytes (and the blocks' overhead for that much) are the backlog's and
+// count against maxmemory; what exceeds it is the replicas' and does not,
+// whether or not replicas are still attached (blocks a departed replica
+// held are freed as the backlog moves on).
+func CountedForEvict(total, backlogSize int64) (counted, notCounted int64) {
+	limit := backlogSize + (backlogSize/BlockMin+1)*blockOverhead
+	if total <= limit {
+		return total, 0
+	}
+	return limit, total - limit
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1

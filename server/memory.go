@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -31,7 +32,13 @@ type memState struct {
 	startup  int64        // used_memory_startup: what New allocated
 	normal   atomic.Int64 // mem_clients_normal: normal, pub/sub and master clients
 	replicas atomic.Int64 // mem_clients_slaves: replicas' pending output
-	backlog  atomic.Int64 // mem_replication_backlog
+	// The replication buffer's memory, as the replication cron last read
+	// it, split as maxmemory sees it: backlog is the part that counts
+	// (up to repl-backlog-size), replExcess the replicas' part that does
+	// not. Both come from the same reading, so used_memory and
+	// mem_not_counted_for_evict move together.
+	backlog    atomic.Int64
+	replExcess atomic.Int64
 	peak     atomic.Int64 // used_memory_peak
 
 	evictedClients atomic.Int64 // INFO evicted_clients
@@ -60,29 +67,53 @@ func (s *Server) aofBuffer() int64 {
 	return s.pe.AOFBufferBytes()
 }
 
-// usedMemory is INFO's used_memory.
-func (s *Server) usedMemory() int64 {
+// memParts splits used_memory into what maxmemory compares and what it
+// leaves out (freeMemoryGetNotCountedMemory): the replicas' own output, the
+// replication buffer beyond the backlog, and the AOF buffer, which
+// evicting keys cannot shrink (and which evictions would grow, with the
+// DELs they feed).
+func (s *Server) memParts() (counted, notCounted int64) {
 	m := &s.mem
-	n := m.startup + s.ks.DatasetBytes() + m.normal.Load() + m.replicas.Load() + m.backlog.Load() + s.aofBuffer()
+	notCounted = m.replicas.Load() + m.replExcess.Load() + s.aofBuffer()
+	counted = m.startup + s.ks.DatasetBytes() + m.normal.Load() + m.backlog.Load()
+	s.notePeak(counted + notCounted)
+	return counted, notCounted
+}
+
+func (s *Server) notePeak(n int64) {
+	m := &s.mem
 	for {
 		p := m.peak.Load()
 		if n <= p || m.peak.CompareAndSwap(p, n) {
-			break
+			return
 		}
 	}
+}
+
+// usedMemory is INFO's used_memory.
+func (s *Server) usedMemory() int64 {
+	c, n := s.memParts()
+	return c + n
+}
+
+// notCountedForEvict is mem_not_counted_for_evict.
+func (s *Server) notCountedForEvict() int64 {
+	_, n := s.memParts()
 	return n
 }
 
-// notCountedForEvict is freeMemoryGetNotCountedMemory: the replicas'
-// output and the AOF buffer, which evicting keys cannot shrink (and which
-// evictions would grow, with the DELs they feed).
-func (s *Server) notCountedForEvict() int64 {
-	_, _, replicas := s.replMemory()
-	return s.mem.replicas.Load() + replicas + s.aofBuffer()
+// evictUsed is the figure maxmemory is compared with.
+func (s *Server) evictUsed() int64 {
+	c, _ := s.memParts()
+	return c
 }
 
-// evictUsed is the figure maxmemory is compared with.
-func (s *Server) evictUsed() int64 { return max(0, s.usedMemory()-s.notCountedForEvict()) }
+// storeReplMemory records the replication buffer's memory total.
+func (s *Server) storeReplMemory(total int64) {
+	c, n := repl.CountedForEvict(total, s.backlogSize())
+	storeIfChanged(&s.mem.backlog, c)
+	storeIfChanged(&s.mem.replExcess, n)
+}
 
 // keysOverhead returns what the databases' tables take for their keys
 // (Redis's overhead_ht_main and overhead_ht_expires), per database with
@@ -109,7 +140,7 @@ func (s *Server) keysOverhead() (dbs []dbOverhead, total int64) {
 func (s *Server) memoryOverhead() int64 {
 	m := &s.mem
 	_, keys := s.keysOverhead()
-	return m.startup + m.normal.Load() + m.replicas.Load() + m.backlog.Load() + s.aofBuffer() + keys
+	return m.startup + m.normal.Load() + m.replicas.Load() + m.backlog.Load() + m.replExcess.Load() + s.aofBuffer() + keys
 }
 
 // --- clients ---

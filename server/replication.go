@@ -151,13 +151,13 @@ func (r *replState) updateFeed() {
 func (r *replState) createBacklogLocked() {
 	r.m.CreateBacklogLocked(r.srv.backlogSize())
 	r.updateFeed()
-	r.srv.mem.backlog.Store(r.m.Backlog().Mem())
+	r.srv.storeReplMemory(r.m.Backlog().Mem())
 }
 
 func (r *replState) freeBacklogLocked() {
 	r.m.FreeBacklogLocked()
 	r.updateFeed()
-	r.srv.mem.backlog.Store(0)
+	r.srv.storeReplMemory(0)
 }
 
 // writeLocked feeds raw stream bytes; selectLocked a SELECT when needed;
@@ -234,7 +234,7 @@ func (s *Server) masterCron(loops int) {
 	// used_memory counts the replication buffer (the backlog and what
 	// replicas still have to read), as Redis counts its blocks.
 	total, _, _ := s.replMemory()
-	storeIfChanged(&s.mem.backlog, total)
+	s.storeReplMemory(total)
 	for _, rp := range a.Newline {
 		rp.Conn.Deliver([]byte("\n"))
 	}
