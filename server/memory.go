@@ -39,7 +39,7 @@ type memState struct {
 	// mem_not_counted_for_evict move together.
 	backlog    atomic.Int64
 	replExcess atomic.Int64
-	peak     atomic.Int64 // used_memory_peak
+	peak       atomic.Int64 // used_memory_peak
 
 	evictedClients atomic.Int64 // INFO evicted_clients
 	evicting       atomic.Bool  // a client eviction is running

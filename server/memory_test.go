@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -255,5 +257,94 @@ func TestMemoryDoctor(t *testing.T) {
 	})
 	if s := doctor(); !strings.Contains(s, "Big client buffers") {
 		t.Fatalf("two clients, one with a 3 MB query buffer: %q", s)
+	}
+}
+
+// TestReplicaBufferNotCountedForEvict: what a replica has not read of the
+// replication stream counts in used_memory and, beyond repl-backlog-size,
+// in mem_not_counted_for_evict too, from the same reading, as Redis's
+// freeMemoryGetNotCountedMemory has it; so the figure maxmemory compares
+// (used_memory less mem_not_counted_for_evict) stays put while the
+// replica falls behind, when it is killed, and after.
+func TestReplicaBufferNotCountedForEvict(t *testing.T) {
+	_, addr := redistest.StartSluice(t, "dir", t.TempDir())
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+	defer rdb.Close()
+	ctx := context.Background()
+	for _, kv := range [][2]string{{"repl-backlog-size", "16384"}, {"client-output-buffer-limit", "replica 0 0 0"}, {"repl-timeout", "600"}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// counted reads one INFO memory: used_memory less what maxmemory
+	// leaves out, less the normal clients' buffers (go-redis's own).
+	counted := func() (n, slaves, notCounted int64) {
+		t.Helper()
+		s, err := rdb.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := map[string]int64{}
+		for _, line := range strings.Split(s, "\r\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				f[k], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return f["used_memory"] - f["mem_not_counted_for_evict"] - f["mem_clients_normal"], f["mem_clients_slaves"], f["mem_not_counted_for_evict"]
+	}
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A replica that never reads what it is sent.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(redistest.Encode("SYNC"))
+	// It reads the RDB payload, then nothing more.
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "$"); ok {
+			size, _ := strconv.Atoi(n)
+			if _, err := io.CopyN(io.Discard, br, int64(size)); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	waitInfo(t, addr, "slave0:.*state=online")
+	time.Sleep(1500 * time.Millisecond) // the cron has seen the backlog
+	base, _, _ := counted()
+	val := strings.Repeat("A", 4096)
+	for i := 0; i < 4000; i++ {
+		if err := rdb.Set(ctx, "k", val, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const slack = 1 << 20
+	check := func(when string) {
+		t.Helper()
+		if n, slaves, nc := counted(); n-base > slack || base-n > slack {
+			t.Fatalf("%s: used_memory less mem_not_counted_for_evict (%d) moved by %d bytes (mem_clients_slaves %d)", when, nc, n-base, slaves)
+		}
+	}
+	waitFor(t, "the replica's unread stream to show in mem_clients_slaves", func() bool {
+		_, slaves, _ := counted()
+		return slaves > 2<<20
+	})
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		check("replica behind")
+	}
+	if err := rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		check("replica killed")
 	}
 }
