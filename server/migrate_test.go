@@ -105,7 +105,9 @@ func TestMigrateReplicatesAsDel(t *testing.T) {
 				raddr = redistest.StartRedis(t, "--replicaof", h, p, "--dir", t.TempDir())
 			} else {
 				_, maddr = redistest.StartSluice(t)
-				_, raddr = redistest.StartSluice(t)
+				// The replica loads the payload from the socket, so the
+				// test leaves no dump.rdb in the package's directory.
+				_, raddr = redistest.StartSluice(t, "repl-diskless-load", "swapdb")
 				h, p := hostPort(maddr)
 				if err := replClient(t, raddr, 0).Do(ctx, "REPLICAOF", h, p).Err(); err != nil {
 					t.Fatal(err)
