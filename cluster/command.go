@@ -456,13 +456,8 @@ func (c *Cluster) setSlotCommand(w *resp.Writer, args [][]byte) {
 			w.Error(fmt.Sprintf("ERR I'm not the owner of hash slot %d", slot))
 			return
 		}
-		n := c.lookupNode(string(args[4]))
+		n := c.masterTarget(w, args[4])
 		if n == nil {
-			w.Error("ERR I don't know about node " + cstr(args[4]))
-			return
-		}
-		if n.isSlave() {
-			w.Error("ERR Target node is not a master")
 			return
 		}
 		c.setMigrating(slot, n)
@@ -471,13 +466,8 @@ func (c *Cluster) setSlotCommand(w *resp.Writer, args [][]byte) {
 			w.Error(fmt.Sprintf("ERR I'm already the owner of hash slot %d", slot))
 			return
 		}
-		n := c.lookupNode(string(args[4]))
+		n := c.masterTarget(w, args[4])
 		if n == nil {
-			w.Error("ERR I don't know about node " + cstr(args[4]))
-			return
-		}
-		if n.isSlave() {
-			w.Error("ERR Target node is not a master")
 			return
 		}
 		c.setImporting(slot, n)
@@ -803,4 +793,20 @@ func (c *Cluster) replyLinks(w *resp.Writer) {
 		w.BulkString("send-buffer-used")
 		w.Int(int64(used))
 	}
+}
+
+// masterTarget finds the node SETSLOT MIGRATING/IMPORTING names, which
+// must be a known master; otherwise it replies with Redis's error and
+// returns nil.
+func (c *Cluster) masterTarget(w *resp.Writer, id []byte) *Node {
+	n := c.lookupNode(string(id))
+	if n == nil {
+		w.Error("ERR I don't know about node " + cstr(id))
+		return nil
+	}
+	if n.isSlave() {
+		w.Error("ERR Target node is not a master")
+		return nil
+	}
+	return n
 }
