@@ -40,7 +40,12 @@ type Client struct {
 	laddr    string
 	fd       int
 	unixSock bool
-	tls      *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)
+	// ringGen tells this connection's ring completions from those of an
+	// earlier one with the same descriptor; ringPollOut says a poll for
+	// room in its socket is armed (loop_uring_linux.go).
+	ringGen     uint32
+	ringPollOut bool
+	tls         *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)
 
 	authed          bool
 	implicitAuth    bool                     // authed without AUTH: the default user needed no password

@@ -49,6 +49,10 @@ type loop struct {
 	// commit (see holdOrWrite).
 	held []*Client
 
+	// ring is the loop's io_uring (loop_uring_linux.go), nil when the loop
+	// runs on epoll alone.
+	ring *loopRing
+
 	tid        atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
 	spinHits   atomic.Int64 // idle spells that spinning ended with work
 	sleepCost  atomic.Int64 // what one sleep costs the loop's thread, in ns CPU, as its spinGate measured it
@@ -121,17 +125,12 @@ func (s *Server) swapLoopListeners(old, fresh []net.Listener) {
 	for _, l := range s.loops {
 		l.post(func() {
 			for _, fd := range freshFDs {
-				ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
-				if unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev) == nil {
-					l.lfds[fd] = true
-					if freshTLS[fd] {
-						l.tlsLFDs[fd] = true
-					}
+				if l.watchListener(fd) == nil && freshTLS[fd] {
+					l.tlsLFDs[fd] = true
 				}
 			}
 			for _, fd := range oldFDs {
-				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-				delete(l.lfds, fd)
+				l.unwatchListener(fd)
 				delete(l.tlsLFDs, fd)
 			}
 			sw.done()
@@ -147,18 +146,18 @@ func (l *loop) init(lfds []int) error {
 	if l.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return err
 	}
-	if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(l.evfd)}); err != nil {
-		return err
-	}
 	l.lfds = map[int]bool{}
-	for _, fd := range lfds {
-		ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
-		if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev); err != nil {
+	l.conns = map[int]*Client{}
+	if l.ring = newLoopRing(l); l.ring == nil {
+		if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(l.evfd)}); err != nil {
 			return err
 		}
-		l.lfds[fd] = true
 	}
-	l.conns = map[int]*Client{}
+	for _, fd := range lfds {
+		if err = l.watchListener(fd); err != nil {
+			return err
+		}
+	}
 	l.rbuf = make([]byte, readSize)
 	return nil
 }
@@ -223,6 +222,10 @@ func (l *loop) run() {
 	}
 	defer l.srv.wg.Done()
 	defer l.shutdown()
+	if l.ring != nil {
+		l.runRing()
+		return
+	}
 	events := make([]unix.EpollEvent, 512)
 	lastCron := time.Now()
 	gate := newSpinGate(l.srv.spinFor)
@@ -328,12 +331,14 @@ func (l *loop) runTasks() {
 	l.spareTasks, l.spareReady = tasks[:0], ready[:0]
 }
 
-func (l *loop) accept(lfd int) {
+// accept takes up to 64 connections waiting on listener lfd; it reports
+// whether more may wait.
+func (l *loop) accept(lfd int) bool {
 	isTLS := l.tlsLFDs[lfd]
 	for i := 0; i < 64; i++ {
 		fd, sa, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
-			return
+			return false
 		}
 		addr, laddr, isUnix := "", "", false
 		switch a := sa.(type) {
@@ -374,9 +379,67 @@ func (l *loop) accept(lfd int) {
 			l.startTLS(c)
 			continue
 		}
-		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+		if err := l.watchConn(c); err != nil {
 			l.close(c)
 		}
+	}
+	return true
+}
+
+// watchListener has the loop accept connections on listener fd.
+func (l *loop) watchListener(fd int) error {
+	if l.ring != nil {
+		l.ring.watchListener(fd)
+	} else {
+		ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev); err != nil {
+			return err
+		}
+	}
+	l.lfds[fd] = true
+	return nil
+}
+
+// unwatchListener stops the loop accepting on fd.
+func (l *loop) unwatchListener(fd int) {
+	if l.ring != nil {
+		l.ring.unwatchListener(fd)
+	} else {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	}
+	delete(l.lfds, fd)
+}
+
+// watchConn starts reading an accepted plain connection: its input
+// arrives through the ring when the loop has one, else epoll says when
+// to read. (TLS connections use epoll either way: handshakeDone.)
+func (l *loop) watchConn(c *Client) error {
+	if l.ring != nil {
+		l.ring.watchConn(c)
+		return nil
+	}
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)})
+}
+
+// ringConn reports whether c's input comes through the loop's ring.
+func (l *loop) ringConn(c *Client) bool { return l.ring != nil && c.tls == nil }
+
+// waitWritable has the loop call onWritable once c's socket takes output
+// again. again says the loop asked before and the socket was still full.
+func (l *loop) waitWritable(c *Client, again bool) {
+	if l.ringConn(c) {
+		l.ring.pollOut(c)
+		return
+	}
+	if !again {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: int32(c.fd)})
+	}
+}
+
+// writable is onWritable's end: the socket took all the output.
+func (l *loop) writable(c *Client) {
+	if !l.ringConn(c) {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)})
 	}
 }
 
@@ -450,8 +513,10 @@ func (l *loop) onEvents(c *Client, events uint32) {
 func (l *loop) onReadable(c *Client) {
 	var buf []byte
 	own := len(c.qbuf) > 0 || c.blocked
+	n := 0
 	if !own {
-		n, err := l.readConn(c, l.rbuf)
+		var err error
+		n, err = l.readConn(c, l.rbuf)
 		if n <= 0 {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				return
@@ -461,25 +526,11 @@ func (l *loop) onReadable(c *Client) {
 		}
 		buf = l.rbuf[:n]
 	} else {
-		need := len(c.qbuf) + readSize
-		if n := c.p.Need(); n > need || n > len(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
-			// A big argument's buffer is exactly its size (and what
-			// follows it is read once it is complete), as Redis's.
-			need = n
+		if !l.growQbuf(c) {
+			return
 		}
-		if cap(c.qbuf) < need {
-			nb := make([]byte, len(c.qbuf), need)
-			copy(nb, c.qbuf)
-			c.qbuf = nb
-			// A big argument's buffer is sized for it at once: it counts
-			// (and maxmemory-clients applies) before the bytes arrive,
-			// as Redis's does.
-			if !c.memChanged() {
-				l.close(c)
-				return
-			}
-		}
-		n, err := l.readConn(c, c.qbuf[len(c.qbuf):cap(c.qbuf)])
+		var err error
+		n, err = l.readConn(c, c.qbuf[len(c.qbuf):cap(c.qbuf)])
 		if n <= 0 {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				return
@@ -487,12 +538,49 @@ func (l *loop) onReadable(c *Client) {
 			l.close(c)
 			return
 		}
-		c.qbuf = c.qbuf[:len(c.qbuf)+n]
-		buf = c.qbuf
-		c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
-		c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
+		buf = l.queued(c, n)
 	}
-	l.srv.stats[l.id].netIn.Add(int64(len(buf)))
+	l.received(c, buf, n, own)
+}
+
+// growQbuf makes room in c's query buffer for what comes next: a read's
+// worth, or exactly the rest of a big argument. It reports false when the
+// growth closed the client (maxmemory-clients).
+func (l *loop) growQbuf(c *Client) bool {
+	need := len(c.qbuf) + readSize
+	if n := c.p.Need(); n > need || n > len(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
+		// A big argument's buffer is exactly its size (and what
+		// follows it is read once it is complete), as Redis's.
+		need = n
+	}
+	if cap(c.qbuf) < need {
+		nb := make([]byte, len(c.qbuf), need)
+		copy(nb, c.qbuf)
+		c.qbuf = nb
+		// A big argument's buffer is sized for it at once: it counts
+		// (and maxmemory-clients applies) before the bytes arrive,
+		// as Redis's does.
+		if !c.memChanged() {
+			l.close(c)
+			return false
+		}
+	}
+	return true
+}
+
+// queued takes n bytes just placed after c's query buffer into it and
+// returns the buffer.
+func (l *loop) queued(c *Client, n int) []byte {
+	c.qbuf = c.qbuf[:len(c.qbuf)+n]
+	c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
+	c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
+	return c.qbuf
+}
+
+// received serves what c sent: buf holds the input (n bytes of it new),
+// in c's query buffer when own, else in a buffer of the loop's.
+func (l *loop) received(c *Client, buf []byte, n int, own bool) {
+	l.srv.stats[l.id].netIn.Add(int64(n))
 	c.lastIO.Store(time.Now().UnixMilli())
 	if c.blocked {
 		// Input is held until the block ends; only the limit applies.
@@ -674,7 +762,7 @@ func (l *loop) write(c *Client) bool {
 			c.pending = append(c.pending[:0], data...)
 			c.outLen.Store(int64(len(c.pending)))
 			c.w.Buf = c.w.Buf[:0]
-			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: int32(c.fd)})
+			l.waitWritable(c, false)
 			if c.outputOverLimit(int64(len(c.pending))) {
 				l.close(c)
 			} else if !c.memChanged() {
@@ -704,6 +792,7 @@ func (l *loop) onWritable(c *Client) {
 		if err == unix.EAGAIN {
 			c.outLen.Store(int64(len(c.pending)))
 			c.updateMem()
+			l.waitWritable(c, true)
 			return
 		}
 		if err == unix.EINTR {
@@ -715,7 +804,7 @@ func (l *loop) onWritable(c *Client) {
 	c.pending = nil
 	c.outLen.Store(0)
 	c.updateMem()
-	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)})
+	l.writable(c)
 	if c.closeAfterReply || c.closeASAP.Load() {
 		l.close(c)
 		return
@@ -732,7 +821,11 @@ func (l *loop) close(c *Client) {
 	if c.tls != nil {
 		l.closeTLS(c)
 	}
-	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	if l.ringConn(c) {
+		l.ring.unwatchConn(c)
+	} else {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	}
 	unix.Close(c.fd)
 	delete(l.conns, c.fd)
 	c.fd = -1
@@ -777,6 +870,9 @@ func (l *loop) shutdown() {
 	for _, c := range l.conns {
 		l.close(c)
 	}
+	if l.ring != nil {
+		l.ring.close()
+	}
 	unix.Close(l.epfd)
 	unix.Close(l.evfd)
 }
@@ -789,6 +885,10 @@ func (l *loop) shutdown() {
 // script's caller alone, and hands the loop back when stop is closed,
 // before the held goroutine touches the loop again.
 func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
+	if l.ring != nil {
+		l.standInRing(caller, stop)
+		return
+	}
 	rbuf, wbuf := l.rbuf, l.wbuf
 	l.rbuf, l.wbuf = make([]byte, readSize), nil
 	l.standingIn.Store(true)

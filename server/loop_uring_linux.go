@@ -1,0 +1,421 @@
+//go:build linux
+
+package server
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sluicedb/sluice/internal/uring"
+)
+
+// The event loops on io_uring.
+//
+// Where the kernel allows it, each loop has a ring, and a plain
+// connection's input reaches the loop through it: one receive request per
+// connection, armed once (multishot), completes each time data arrives,
+// into a buffer the kernel takes from the loop's provided buffers. The
+// loop's wake-up descriptor and its listeners are polled through the ring
+// as well, and so is its epoll descriptor, which keeps what the ring does
+// not carry (TLS connections). So where an epoll loop makes one epoll_wait
+// and then one read per connection with input, a ring loop makes one
+// io_uring_enter, and the receives are done by the kernel as the data
+// arrives; replies are still written with one write per connection and
+// batch (loop_linux.go's write).
+//
+// A loop falls back to epoll alone when the ring cannot be set up (an old
+// kernel, io_uring disabled by sysctl or refused by a seccomp filter),
+// when its goroutine is not locked to its thread (SLUICE_LOCK_THREADS=0:
+// the receives' work runs on the thread that armed them), or when
+// SLUICE_IO_URING=0 says so.
+
+// Kinds of request, in a completion's user data (top byte); the rest is
+// the connection's generation (24 bits) and descriptor (32 bits), so that
+// a completion meant for a closed connection is not taken for that of a
+// new one that got the same descriptor.
+const (
+	ukRecv    = 1
+	ukPollOut = 2
+	ukWake    = 3
+	ukListen  = 4
+	ukEpoll   = 5
+	ukCancel  = 6
+)
+
+func ringData(kind uint64, gen uint32, fd int) uint64 {
+	return kind<<56 | uint64(gen&0xffffff)<<32 | uint64(uint32(fd))
+}
+
+const (
+	ringEntries = 1024
+	ringBufSize = 16 << 10
+)
+
+// ringBufs is how many buffers of ringBufSize each ring provides (a
+// variable so that tests can make them run out).
+var ringBufs = 256
+
+// useRing is SLUICE_IO_URING: "0" turns the rings off.
+var useRing = os.Getenv("SLUICE_IO_URING") != "0"
+
+type loopRing struct {
+	l    *loop
+	r    *uring.Ring
+	bufs *uring.BufRing
+	gen  uint32
+
+	// deferred are completions for the client a script holds, taken by a
+	// stand-in: the loop serves them, in order, when it has the client back.
+	deferred []uring.CQE
+	// epollAgain: the loop's epoll had events last time it looked; it is
+	// asked again before the loop waits (the ring reports new events only).
+	epollAgain bool
+	events     []unix.EpollEvent
+}
+
+// newLoopRing sets up l's ring, or returns nil when the loop is to run on
+// epoll alone.
+func newLoopRing(l *loop) *loopRing {
+	if !useRing || !lockThreads {
+		return nil
+	}
+	r, err := uring.New(ringEntries, uring.SetupCoopTaskrun|uring.SetupTaskrunFlag)
+	if err != nil {
+		r, err = uring.New(ringEntries, 0)
+	}
+	if err != nil {
+		return nil
+	}
+	bufs, err := r.RegisterBufRing(0, ringBufs, ringBufSize)
+	if err != nil {
+		r.Close()
+		return nil
+	}
+	rg := &loopRing{l: l, r: r, bufs: bufs, events: make([]unix.EpollEvent, 128)}
+	r.Poll(l.evfd, unix.POLLIN, true, ringData(ukWake, 0, l.evfd))
+	r.Poll(l.epfd, unix.POLLIN, true, ringData(ukEpoll, 0, l.epfd))
+	return rg
+}
+
+func (rg *loopRing) close() {
+	rg.r.Close()
+	rg.bufs.Free()
+}
+
+func (rg *loopRing) watchListener(fd int) {
+	rg.r.Poll(fd, unix.POLLIN, true, ringData(ukListen, 0, fd))
+}
+
+func (rg *loopRing) unwatchListener(fd int) {
+	rg.r.Cancel(ringData(ukListen, 0, fd), ringData(ukCancel, 0, 0))
+}
+
+// watchConn arms c's receive.
+func (rg *loopRing) watchConn(c *Client) {
+	rg.gen++
+	c.ringGen = rg.gen & 0xffffff
+	rg.armRecv(c)
+}
+
+func (rg *loopRing) armRecv(c *Client) {
+	rg.r.RecvMultishot(c.fd, rg.bufs.Group(), ringData(ukRecv, c.ringGen, c.fd))
+}
+
+// unwatchConn cancels c's requests; its socket closes for good once they
+// are gone (the kernel holds it meanwhile).
+func (rg *loopRing) unwatchConn(c *Client) {
+	rg.r.Cancel(ringData(ukRecv, c.ringGen, c.fd), ringData(ukCancel, 0, 0))
+	if c.ringPollOut {
+		c.ringPollOut = false
+		rg.r.Cancel(ringData(ukPollOut, c.ringGen, c.fd), ringData(ukCancel, 0, 0))
+	}
+}
+
+// pollOut has the ring say when c's socket takes output again.
+func (rg *loopRing) pollOut(c *Client) {
+	if c.ringPollOut {
+		return
+	}
+	c.ringPollOut = true
+	rg.r.Poll(c.fd, unix.POLLOUT, false, ringData(ukPollOut, c.ringGen, c.fd))
+}
+
+// runRing is run's loop for a loop with a ring: wait for completions (or
+// poll for them while spinning pays, see spinGate), serve them, run the
+// posted work, commit and write what was held, and the cron.
+func (l *loop) runRing() {
+	rg := l.ring
+	r := rg.r
+	lastCron := time.Now()
+	gate := newSpinGate(l.srv.spinFor)
+	clockCost := threadClockCost()
+	for {
+		l.runTasks()
+		if rg.epollAgain {
+			l.ringEpoll()
+		}
+		idleFrom := nanotime()
+		woke := r.Ready()
+		if !woke && gate.spinning() && l.tlsConns == 0 {
+			woke = l.spinRing(idleFrom + gate.window())
+		}
+		if woke {
+			if r.Pending() > 0 || r.NeedsEnter() {
+				r.Submit(0)
+			}
+		} else {
+			l.sleeping.Store(true)
+			if l.hasWork() {
+				// Work arrived meanwhile: submit, don't sleep.
+				r.Submit(0)
+				woke = true
+			} else {
+				sample := gate.sampleSleep()
+				var cpu0, wall0 int64
+				if sample {
+					cpu0, wall0 = threadCPUTime(), nanotime()
+				}
+				r.SubmitAndWait(int64(100 * time.Millisecond))
+				if sample {
+					wall := nanotime() - wall0
+					gate.sleptFor(threadCPUTime()-cpu0-clockCost, wall)
+					l.sleepCost.Store(gate.wake)
+				}
+				woke = r.Ready()
+			}
+			l.sleeping.Store(false)
+		}
+		gate.observe(nanotime()-idleFrom, woke)
+		select {
+		case <-l.srv.stopCh:
+			return
+		default:
+		}
+		l.reapRing()
+		l.releaseHeld()
+		if now := time.Now(); now.Sub(lastCron) >= 100*time.Millisecond {
+			lastCron = now
+			l.cron(now)
+		}
+	}
+}
+
+// spinRing polls the completion queue until deadline (nanotime): it
+// reports whether completions arrived (false also when other goroutines
+// posted work meanwhile).
+func (l *loop) spinRing(deadline int64) bool {
+	r := l.ring.r
+	if r.Pending() > 0 {
+		r.Submit(0)
+	}
+	for {
+		if r.Ready() {
+			l.spinHits.Add(1)
+			return true
+		}
+		if r.NeedsEnter() {
+			r.Submit(0) // run the receives the kernel queued for this thread
+			continue
+		}
+		if l.hasWork() || nanotime() > deadline {
+			return false
+		}
+	}
+}
+
+// reapRing serves the completions that are there: first those a stand-in
+// set aside, then the queue's, one at a time, each consumed before it is
+// served (a stand-in that starts meanwhile goes on from the next one).
+func (l *loop) reapRing() {
+	rg := l.ring
+	for len(rg.deferred) > 0 {
+		cqe := rg.deferred[0]
+		rg.deferred = rg.deferred[1:]
+		l.onCompletion(cqe, nil)
+	}
+	rg.deferred = nil
+	r := rg.r
+	for round := 0; round < 4; round++ {
+		for {
+			c := r.Peek()
+			if c == nil {
+				break
+			}
+			cqe := *c
+			r.Advance()
+			l.onCompletion(cqe, nil)
+		}
+		if !r.NeedsEnter() {
+			return
+		}
+		// Completions the queue had no room for wait in the kernel.
+		r.Submit(0)
+	}
+}
+
+// onCompletion serves one completion. A stand-in passes the client it
+// must leave alone (the script's caller): its completions are set aside.
+func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
+	rg := l.ring
+	ud := cqe.UserData
+	fd := int(int32(uint32(ud)))
+	gen := uint32(ud>>32) & 0xffffff
+	switch ud >> 56 {
+	case ukRecv:
+		c := l.conns[fd]
+		if c == nil || c.ringGen != gen || c.fd < 0 {
+			if cqe.Flags&uring.CQEFBuffer != 0 {
+				rg.bufs.Recycle(cqe.BufID())
+			}
+			return
+		}
+		if c == caller {
+			rg.deferred = append(rg.deferred, cqe)
+			return
+		}
+		if cqe.Res > 0 {
+			id := cqe.BufID()
+			l.onData(c, rg.bufs.Buf(id, int(cqe.Res)))
+			rg.bufs.Recycle(id)
+			if cqe.Flags&uring.CQEFMore == 0 && c.fd >= 0 {
+				rg.armRecv(c)
+			}
+			return
+		}
+		if cqe.Flags&uring.CQEFBuffer != 0 {
+			rg.bufs.Recycle(cqe.BufID())
+		}
+		switch -cqe.Res {
+		case 0:
+			l.close(c) // the peer closed
+		case int32(unix.ENOBUFS), int32(unix.EINTR), int32(unix.EAGAIN):
+			// Every buffer was in use: they are back now, receive again.
+			if cqe.Flags&uring.CQEFMore == 0 {
+				rg.armRecv(c)
+			}
+		case int32(unix.ECANCELED):
+		default:
+			l.close(c)
+		}
+	case ukPollOut:
+		c := l.conns[fd]
+		if c == nil || c.ringGen != gen || c.fd < 0 {
+			return
+		}
+		c.ringPollOut = false
+		if c == caller {
+			rg.deferred = append(rg.deferred, cqe)
+			return
+		}
+		if len(c.pending) > 0 {
+			l.onWritable(c)
+		}
+	case ukWake:
+		var buf [8]byte
+		unix.Read(l.evfd, buf[:])
+		if caller == nil {
+			l.runTasks()
+		}
+	case ukListen:
+		if l.lfds[fd] {
+			l.acceptAll(fd)
+		}
+	case ukEpoll:
+		l.ringEpoll()
+	}
+}
+
+// acceptAll accepts every connection waiting on listener fd: the ring
+// says when connections arrive, not how many are left.
+func (l *loop) acceptAll(fd int) {
+	for i := 0; i < 16; i++ {
+		if !l.accept(fd) {
+			return
+		}
+	}
+	l.post(func() {
+		if l.lfds[fd] {
+			l.acceptAll(fd)
+		}
+	})
+}
+
+// ringEpoll serves the events of the loop's epoll descriptor (TLS
+// connections) without waiting.
+func (l *loop) ringEpoll() {
+	rg := l.ring
+	n := rawEpollPoll(l.epfd, rg.events)
+	rg.epollAgain = n > 0
+	for i := 0; i < n; i++ {
+		ev := &rg.events[i]
+		if c := l.conns[int(ev.Fd)]; c != nil {
+			l.onEvents(c, ev.Events)
+		}
+	}
+}
+
+// onData serves what arrived for c in a provided buffer, as read(2)s of
+// the sizes an epoll loop would have asked for would have returned it
+// (so a big argument's buffer is still exactly its size).
+func (l *loop) onData(c *Client, data []byte) {
+	for len(data) > 0 && c.fd >= 0 {
+		if len(c.qbuf) == 0 && !c.blocked {
+			l.received(c, data, len(data), false)
+			return
+		}
+		if !l.growQbuf(c) {
+			return
+		}
+		n := copy(c.qbuf[len(c.qbuf):cap(c.qbuf)], data)
+		data = data[n:]
+		l.received(c, l.queued(c, n), n, true)
+	}
+}
+
+// standInRing is standIn for a loop with a ring: it serves the loop's
+// completions, leaving the caller's aside for the loop, and its epoll
+// descriptor's events.
+func (l *loop) standInRing(caller *Client, stop <-chan struct{}) {
+	rbuf, wbuf := l.rbuf, l.wbuf
+	l.rbuf, l.wbuf = make([]byte, readSize), nil
+	l.standingIn.Store(true)
+	callerEpoll := caller.fd >= 0 && !l.ringConn(caller)
+	if callerEpoll {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: 0, Fd: int32(caller.fd)})
+	}
+	r := l.ring.r
+	for {
+		select {
+		case <-stop:
+			l.standingIn.Store(false)
+			l.rbuf, l.wbuf = rbuf, wbuf
+			if callerEpoll && caller.fd >= 0 {
+				ev := uint32(unix.EPOLLIN)
+				if len(caller.pending) > 0 {
+					ev |= unix.EPOLLOUT // output still waits for the socket
+				}
+				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: ev, Fd: int32(caller.fd)})
+			}
+			return
+		default:
+		}
+		if !r.Ready() {
+			r.SubmitAndWait(int64(10 * time.Millisecond))
+		}
+		for {
+			c := r.Peek()
+			if c == nil {
+				break
+			}
+			cqe := *c
+			r.Advance()
+			l.onCompletion(cqe, caller)
+		}
+		if r.NeedsEnter() || r.Pending() > 0 {
+			r.Submit(0)
+		}
+		l.releaseHeld()
+	}
+}

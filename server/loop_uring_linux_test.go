@@ -1,0 +1,236 @@
+//go:build linux
+
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/internal/uring"
+)
+
+// ringAvailable reports whether this kernel gives the loops a ring.
+func ringAvailable() bool {
+	r, err := uring.New(8, 0)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	b, err := r.RegisterBufRing(0, 2, 64)
+	if err != nil {
+		return false
+	}
+	b.Free()
+	return true
+}
+
+// eachLoopMode runs fn against a fresh server whose loops use the ring
+// and against one whose loops use epoll alone (with bufs provided buffers
+// per ring, when not 0).
+func eachLoopMode(t *testing.T, bufs int, fn func(t *testing.T, srv *Server, addr string)) {
+	for _, ring := range []bool{true, false} {
+		name := "epoll"
+		if ring {
+			name = "ring"
+		}
+		t.Run(name, func(t *testing.T) {
+			if ring && (!ringAvailable() || !lockThreads) {
+				t.Skip("io_uring is not available here")
+			}
+			oldUse, oldBufs := useRing, ringBufs
+			useRing = ring
+			if bufs > 0 {
+				ringBufs = bufs
+			}
+			cfg := NewConfig()
+			cfg.Set("port", "0")
+			cfg.Set("io-threads", "1")
+			srv := New(cfg)
+			srv.SetLogger(nil)
+			err := srv.Start()
+			useRing, ringBufs = oldUse, oldBufs
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Stop)
+			if got := srv.loops[0].ring != nil; got != ring {
+				t.Fatalf("loop has a ring: %v, want %v", got, ring)
+			}
+			fn(t, srv, srv.Addrs()[0].String())
+		})
+	}
+}
+
+func readReply(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line[0] != '$' {
+		return line
+	}
+	n, _ := strconv.Atoi(line[1 : len(line)-2])
+	if n < 0 {
+		return line
+	}
+	b := make([]byte, n+2)
+	if _, err := io.ReadFull(r, b); err != nil {
+		t.Fatal(err)
+	}
+	return string(b[:n])
+}
+
+// Many clients sending pipelines at once, more than the ring has
+// buffers: receives end for want of buffers and are armed again, and no
+// byte is lost or misplaced.
+func TestLoopManyClientsPipelining(t *testing.T) {
+	eachLoopMode(t, 4, func(t *testing.T, srv *Server, addr string) {
+		const clients, depth = 60, 40
+		var wg sync.WaitGroup
+		errs := make(chan error, clients)
+		for i := 0; i < clients; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				conn, err := net.Dial("tcp", addr)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer conn.Close()
+				var req bytes.Buffer
+				for j := 0; j < depth; j++ {
+					k, v := fmt.Sprintf("c%d:%d", i, j), fmt.Sprintf("v%d-%d", i, j*j)
+					fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(v), v)
+					fmt.Fprintf(&req, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(k), k)
+				}
+				if _, err := conn.Write(req.Bytes()); err != nil {
+					errs <- err
+					return
+				}
+				r := bufio.NewReader(conn)
+				for j := 0; j < depth; j++ {
+					if line, err := r.ReadString('\n'); err != nil || line != "+OK\r\n" {
+						errs <- fmt.Errorf("client %d SET %d: %q %v", i, j, line, err)
+						return
+					}
+					want := fmt.Sprintf("$%d\r\nv%d-%d\r\n", len(fmt.Sprintf("v%d-%d", i, j*j)), i, j*j)
+					got := make([]byte, len(want))
+					if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+						errs <- fmt.Errorf("client %d GET %d: %q, want %q (%v)", i, j, got, want, err)
+						return
+					}
+				}
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
+
+// A value bigger than the provided buffers, sent in one go with commands
+// after it, and a client that does not read while its replies pile up
+// past what the socket holds: the loop waits for room and goes on.
+func TestLoopBigValuesAndSlowReader(t *testing.T) {
+	eachLoopMode(t, 0, func(t *testing.T, srv *Server, addr string) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		val := bytes.Repeat([]byte("0123456789abcdef"), 3<<20/16)
+		var req bytes.Buffer
+		fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n", len(val))
+		req.Write(val)
+		req.WriteString("\r\n*1\r\n$4\r\nPING\r\n")
+		const gets = 20
+		for i := 0; i < gets; i++ {
+			req.WriteString("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n")
+		}
+		// Write everything before reading anything: 60 MB of replies
+		// wait for a reader that comes back only once all is sent.
+		done := make(chan error, 1)
+		go func() {
+			_, err := conn.Write(req.Bytes())
+			done <- err
+		}()
+		time.Sleep(200 * time.Millisecond)
+		r := bufio.NewReaderSize(conn, 1<<20)
+		if got := readReply(t, r); got != "+OK\r\n" {
+			t.Fatalf("SET: %q", got)
+		}
+		if got := readReply(t, r); got != "+PONG\r\n" {
+			t.Fatalf("PING: %q", got)
+		}
+		for i := 0; i < gets; i++ {
+			if got := readReply(t, r); got != string(val) {
+				t.Fatalf("GET %d: %d bytes, want the %d written", i, len(got), len(val))
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Connections come and go, each with its own name, while others stay:
+// replies reach the connection that asked, also when a closed one's
+// descriptor is reused at once.
+func TestLoopConnectionsComeAndGo(t *testing.T) {
+	eachLoopMode(t, 0, func(t *testing.T, srv *Server, addr string) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; i < 60; i++ {
+					conn, err := net.Dial("tcp", addr)
+					if err != nil {
+						errs <- err
+						return
+					}
+					name := fmt.Sprintf("w%d-%d", w, i)
+					fmt.Fprintf(conn, "CLIENT SETNAME %s\r\nCLIENT GETNAME\r\nPING\r\n", name)
+					r := bufio.NewReader(conn)
+					want := "+OK\r\n$" + strconv.Itoa(len(name)) + "\r\n" + name + "\r\n+PONG\r\n"
+					got := make([]byte, len(want))
+					_, err = io.ReadFull(r, got)
+					conn.Close()
+					if err != nil || string(got) != want {
+						errs <- fmt.Errorf("%s: got %q (%v)", name, got, err)
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		// The closed connections are gone from the server's view.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := srv.ConnectedClients()
+			if n == 0 || time.Now().After(deadline) {
+				if n != 0 {
+					t.Fatalf("%d clients still listed after all closed", n)
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
