@@ -157,6 +157,7 @@ func (l *loop) runRing() {
 			l.ringEpoll()
 		}
 		idleFrom := nanotime()
+		l.yieldIfDue(idleFrom)
 		woke := r.Ready()
 		if !woke && gate.spinning() && l.tlsConns == 0 {
 			woke = l.spinRing(idleFrom + gate.window())
