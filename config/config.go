@@ -4,7 +4,9 @@
 // octal numbers, enums and flag lists with Redis's error messages;
 // redis.conf files with includes and command-line options (ApplyArgs);
 // CONFIG GET's matching, CONFIG SET's all-or-nothing application of a
-// set of values, and CONFIG REWRITE's rewriting of the file.
+// set of values, and CONFIG REWRITE's rewriting of the file. It also
+// applies oom-score-adj to the process and gathers the tls-* directives
+// for package tlsconf.
 //
 // The values the server reads on its hot paths are exported atomics of
 // Config, stored by the directives' apply functions, so reading one is a
