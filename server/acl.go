@@ -57,19 +57,6 @@ func aclCommands() *acl.Commands {
 	return aclTable
 }
 
-// newACLStore returns the users of a new Config: it lives there because
-// requirepass and the "user" directive reach it before the server exists.
-func newACLStore(cfg *Config) *acl.Store {
-	return acl.NewStore(aclCommands(), func() bool {
-		// Read directly: Get would make an initialization cycle through
-		// requirepass's setter.
-		cfg.mu.RLock()
-		v := cfg.vals["acl-pubsub-default"]
-		cfg.mu.RUnlock()
-		return v == "allchannels"
-	})
-}
-
 // aclRequest is what the ACL check needs of a command: the keys and
 // channels are found only when the rules can depend on them.
 func aclRequest(r *acl.Rules, cmd *Command, args [][]byte) acl.Request {
@@ -98,7 +85,7 @@ func (c *Client) aclUser() *acl.User {
 	if u := c.user.Load(); u != nil {
 		return u
 	}
-	return c.srv.cfg.acl.Default()
+	return c.srv.cfg.ACL.Default()
 }
 
 // aclPermit is the dispatch-time check for a client whose user is
@@ -107,7 +94,7 @@ func (c *Client) aclUser() *acl.User {
 func (c *Client) aclPermit(cmd *Command, args [][]byte) bool {
 	u := c.user.Load()
 	if u == nil {
-		u = c.srv.cfg.acl.Default()
+		u = c.srv.cfg.ACL.Default()
 		c.user.Store(u)
 		if !u.Restricted() {
 			return true
@@ -209,7 +196,7 @@ func (c *Client) aclSortAllowed(args [][]byte) bool {
 // authenticate is ACLAuthenticateUser: on success the client is logged in
 // as the user; a failure is logged in the ACL log.
 func (c *Client) authenticate(user, pass []byte, args [][]byte) bool {
-	if u := c.srv.cfg.acl.Authenticate(user, pass); u != nil {
+	if u := c.srv.cfg.ACL.Authenticate(user, pass); u != nil {
 		c.authed = true
 		c.implicitAuth = false
 		c.p.AuthRequired = false
@@ -243,7 +230,7 @@ func (s *Server) aclLogEntry(real *Client, username string, res acl.Reason, ctx 
 	}
 	cinfo := string(real.appendClientInfo(nil, real, cur, argvLen(args)))
 	maxLen, _ := strconv.ParseInt(s.cfg.Get("acllog-max-len"), 10, 64)
-	s.cfg.acl.AddLog(acl.LogEntry{Reason: res, Context: ctx, Object: obj, Username: username, Time: time.Now().UnixMilli(), ClientInfo: cinfo}, maxLen)
+	s.cfg.ACL.AddLog(acl.LogEntry{Reason: res, Context: ctx, Object: obj, Username: username, Time: time.Now().UnixMilli(), ClientInfo: cinfo}, maxLen)
 }
 
 // ---- killing clients ----
@@ -326,7 +313,7 @@ func aclSetuserCommand(c *Client, args [][]byte) {
 	for _, a := range args[3:] {
 		ops = append(ops, string(a))
 	}
-	if err := c.srv.cfg.acl.SetUser(string(args[2]), ops, c); err != nil {
+	if err := c.srv.cfg.ACL.SetUser(string(args[2]), ops, c); err != nil {
 		c.w.Error("ERR " + err.Error())
 		return
 	}
@@ -338,7 +325,7 @@ func aclDeluserCommand(c *Client, args [][]byte) {
 	for _, a := range args[2:] {
 		names = append(names, string(a))
 	}
-	n, err := c.srv.cfg.acl.DeleteUsers(names, c)
+	n, err := c.srv.cfg.ACL.DeleteUsers(names, c)
 	if err != nil {
 		c.w.Error("ERR " + err.Error())
 		return
@@ -356,7 +343,7 @@ func (c *Client) replySelector(s acl.SelectorInfo) {
 }
 
 func aclGetuserCommand(c *Client, args [][]byte) {
-	u := c.srv.cfg.acl.User(string(args[2]))
+	u := c.srv.cfg.ACL.User(string(args[2]))
 	if u == nil {
 		c.w.Null()
 		return
@@ -386,7 +373,7 @@ func aclListCommand(c *Client, args [][]byte)  { aclListGeneric(c, args, false) 
 func aclUsersCommand(c *Client, args [][]byte) { aclListGeneric(c, args, true) }
 
 func aclListGeneric(c *Client, args [][]byte, names bool) {
-	users := c.srv.cfg.acl.Users()
+	users := c.srv.cfg.ACL.Users()
 	c.w.Array(len(users))
 	for _, u := range users {
 		if names {
@@ -411,7 +398,7 @@ func aclCatCommand(c *Client, args [][]byte) {
 			c.w.Error("ERR Unknown category '" + trunc(string(args[2]), 128) + "'")
 			return
 		}
-		names := c.srv.cfg.acl.Commands().InCategory(cat)
+		names := c.srv.cfg.ACL.Commands().InCategory(cat)
 		c.w.Array(len(names))
 		for _, n := range names {
 			c.w.BulkString(n)
@@ -446,7 +433,7 @@ func aclLogCommand(c *Client, args [][]byte) {
 		c.subcommandSyntaxError(args)
 		return
 	}
-	a := c.srv.cfg.acl
+	a := c.srv.cfg.ACL
 	count := int64(10)
 	if len(args) == 3 {
 		if eq(args[2], "reset") {
@@ -483,7 +470,7 @@ func aclLogCommand(c *Client, args [][]byte) {
 }
 
 func aclDryrunCommand(c *Client, args [][]byte) {
-	u := c.srv.cfg.acl.User(string(args[2]))
+	u := c.srv.cfg.ACL.User(string(args[2]))
 	if u == nil {
 		c.w.Error("ERR User '" + cstr(args[2]) + "' not found")
 		return
@@ -567,7 +554,7 @@ func aclSaveCommand(c *Client, args [][]byte) {
 		return
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d-%d", file, os.Getpid(), time.Now().UnixMilli())
-	err := os.WriteFile(tmp, c.srv.cfg.acl.Marshal(), 0644)
+	err := os.WriteFile(tmp, c.srv.cfg.ACL.Marshal(), 0644)
 	if err == nil {
 		err = os.Rename(tmp, file)
 	}
@@ -587,7 +574,7 @@ func (s *Server) aclLoadFile(self *Client, file string) string {
 	if err != nil {
 		return fmt.Sprintf("Error loading ACLs, opening file '%s': %s", file, strerror(err))
 	}
-	if err := s.cfg.acl.Load(file, data, self); err != nil {
+	if err := s.cfg.ACL.Load(file, data, self); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -599,7 +586,7 @@ func (s *Server) aclLoadFile(self *Client, file string) string {
 // of the config file's "user" directives and of aclfile, as Redis does
 // once it starts.
 func (s *Server) wireACL() {
-	a := s.cfg.acl
+	a := s.cfg.ACL
 	a.OnChange(s.aclUsersChanged)
 	file := s.cfg.Get("aclfile")
 	if a.HasConfigUsers() && file != "" {

@@ -260,7 +260,7 @@ func (w *waiter) unblockStats(reply []byte) {
 	st := &c.srv.stats[c.slot]
 	ns := nanotime() - w.start
 	st.cmds[w.cmd.id].usec.Add(ns / 1000)
-	if c.srv.cfg.latencyTrack.Load() {
+	if c.srv.cfg.LatencyTrack.Load() {
 		st.recordLatency(w.cmd, ns)
 	}
 	c.RecordSlow(w.args, ns/1000) // as Redis's updateStatsOnUnblock

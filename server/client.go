@@ -9,6 +9,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/sluicedb/sluice/acl"
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -159,7 +160,7 @@ func (c *Client) deliver(b []byte) {
 // maxmemory-clients in the background (the deliverer may hold locks an
 // eviction takes).
 func (c *Client) asyncGrew() {
-	if c.updateMem() && c.srv.cfg.maxmemClients.Load() != 0 {
+	if c.updateMem() && c.srv.cfg.MaxmemClients.Load() != 0 {
 		c.srv.evictClientsSoon()
 	}
 }
@@ -255,8 +256,8 @@ func (c *Client) process(buf []byte) int {
 	if c.reauth.Load() {
 		c.applyReauth()
 	}
-	c.p.AuthRequired = !c.authed && c.srv.cfg.requirePass() != ""
-	c.p.MaxBulkLen = c.srv.cfg.maxBulkLen.Load()
+	c.p.AuthRequired = !c.authed && c.srv.cfg.RequirePass() != ""
+	c.p.MaxBulkLen = c.srv.cfg.MaxBulkLen.Load()
 	for off < len(buf) {
 		if c.closeAfterReply || c.blocked {
 			break
@@ -362,7 +363,7 @@ func (c *Client) dispatch(args [][]byte) {
 		c.rejectCmd(cmd, errArity(cmd.Name))
 		return
 	}
-	if !c.authed && cmd.Flags&cmdspec.NoAuth == 0 && srv.cfg.requirePass() != "" {
+	if !c.authed && cmd.Flags&cmdspec.NoAuth == 0 && srv.cfg.RequirePass() != "" {
 		c.rejectCmd(cmd, errNoAuth)
 		return
 	}
@@ -384,16 +385,16 @@ func (c *Client) dispatch(args [][]byte) {
 	if t := srv.lua.busySince.Load(); t != 0 && c.busyReject(cmd, t) {
 		return
 	}
-	if srv.cfg.maxmemClients.Load() != 0 && !c.clientEvictCheck() {
+	if srv.cfg.MaxmemClients.Load() != 0 && !c.clientEvictCheck() {
 		return
 	}
-	if srv.cfg.maxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
+	if srv.cfg.MaxMemory.Load() != 0 && !c.oomCheck(cmd, args) {
 		return
 	}
 	if gate&gateDisk != 0 && c.diskDenied(cmd) {
 		return
 	}
-	if srv.cfg.minReplicas.Load() != 0 && c.noReplicas(cmd) {
+	if srv.cfg.MinReplicas.Load() != 0 && c.noReplicas(cmd) {
 		return
 	}
 	if srv.repl.flags.Load()&replReadOnly != 0 && (c.readOnlyReplica(cmd) || c.staleReplica(cmd) || c.loadingRefused(cmd, args)) {
@@ -474,8 +475,8 @@ const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 // fewer replicas than that acknowledged within the lag (Redis's
 // checkGoodReplicasStatus).
 func (s *Server) replicasMissing() bool {
-	n := s.cfg.minReplicas.Load()
-	lag := s.cfg.minReplicasLag.Load()
+	n := s.cfg.MinReplicas.Load()
+	lag := s.cfg.MinReplicasLag.Load()
 	return n != 0 && lag != 0 && s.repl.goodReplicas(lag) < n
 }
 
@@ -630,17 +631,17 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	errs := c.countErrors()
 	st := &c.srv.stats[c.slot]
 	st.record(cmd, ns, errs != c.errBase)
-	if c.srv.cfg.latencyTrack.Load() && !c.blocked {
+	if c.srv.cfg.LatencyTrack.Load() && !c.blocked {
 		// A blocked command's latency is recorded when it is unblocked.
 		st.recordLatency(cmd, ns)
 	}
 	c.errBase = errs
-	if th := c.srv.cfg.slowlogThresh.Load(); th >= 0 && ns/1000 >= th && !c.blocked && cmd.Flags&cmdspec.SkipSlowlog == 0 {
+	if th := c.srv.cfg.SlowlogThresh.Load(); th >= 0 && ns/1000 >= th && !c.blocked && cmd.Flags&cmdspec.SkipSlowlog == 0 {
 		// A blocked command is logged when it is unblocked, with the
 		// time it waited (unblockStats).
 		c.RecordSlow(args, ns/1000)
 	}
-	if !c.blocked && ns >= 1_000_000 && c.srv.cfg.latencyThresh.Load() > 0 {
+	if !c.blocked && ns >= 1_000_000 && c.srv.cfg.LatencyThresh.Load() > 0 {
 		event := "command"
 		if cmd.Flags&cmdspec.Fast != 0 {
 			event = "fast-command"
@@ -748,7 +749,7 @@ func (c *Client) removeMembers(key []byte, members [][]byte, remove func([]byte)
 		c.DB().Modified(key)
 		c.notify(class, event, key)
 		if removed {
-			c.notify(NotifyGeneric, "del", key)
+			c.notify(config.NotifyGeneric, "del", key)
 		}
 	}
 	c.w.Int(int64(deleted))

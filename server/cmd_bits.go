@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/sluicedb/sluice/bitstr"
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -26,7 +27,7 @@ const (
 // proto-max-bulk-len, and what an entry can hold (with room for a 64 bit
 // field past the offset).
 func (c *Client) maxBitBytes() int64 {
-	limit := c.srv.cfg.maxBulkLen.Load()
+	limit := c.srv.cfg.MaxBulkLen.Load()
 	if limit > maxEntryLen-16 {
 		limit = maxEntryLen - 16
 	}
@@ -71,7 +72,7 @@ func (c *Client) stringForBitWrite(key []byte, maxbit uint64) (buf []byte, dirty
 		e = store.NewString(nil)
 		buf = c.growString(e, need)
 		db.Add(key, e)
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 		return buf, true, true, true
 	}
 	if e.Kind() != store.KindString {
@@ -118,7 +119,7 @@ func setbitCommand(c *Client, args [][]byte) {
 		if !created {
 			c.DB().Modified(key)
 		}
-		c.notify(NotifyString, "setbit", key)
+		c.notify(config.NotifyString, "setbit", key)
 	}
 	c.w.Int(old)
 }
@@ -333,7 +334,7 @@ func bitopCommand(c *Client, args [][]byte) {
 	db := c.DB()
 	if maxLen == 0 {
 		if db.Delete(target) {
-			c.notify(NotifyGeneric, "del", target)
+			c.notify(config.NotifyGeneric, "del", target)
 		}
 		c.w.Int(0)
 		return
@@ -360,11 +361,11 @@ func bitopCommand(c *Client, args [][]byte) {
 	e.SetRaw(res)
 	if db.Lookup(target) == nil {
 		db.Add(target, e)
-		c.notify(NotifyNew, "new", target)
+		c.notify(config.NotifyNew, "new", target)
 	} else {
 		db.Set(target, e, false)
 	}
-	c.notify(NotifyString, "set", target)
+	c.notify(config.NotifyString, "set", target)
 	c.w.Int(int64(maxLen))
 }
 
@@ -574,6 +575,6 @@ func bitfieldGeneric(c *Client, args [][]byte, ro bool) {
 			skip = 1
 		}
 		c.modifiedN(args[1], changes, skip)
-		c.notify(NotifyString, "setbit", args[1])
+		c.notify(config.NotifyString, "setbit", args[1])
 	}
 }

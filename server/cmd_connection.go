@@ -91,7 +91,7 @@ func resetCommand(c *Client, args [][]byte) {
 	c.flagsMu.Unlock()
 	c.replyOff = false
 	c.replySkip = 0
-	c.authed = c.srv.cfg.requirePass() == ""
+	c.authed = c.srv.cfg.RequirePass() == ""
 	c.implicitAuth = c.authed
 	c.user.Store(nil) // the default user
 	c.w.Simple("RESET")
@@ -104,7 +104,7 @@ func authCommand(c *Client, args [][]byte) {
 	}
 	user, pass := []byte("default"), args[1]
 	if len(args) == 2 {
-		if c.srv.cfg.acl.Default().Rules().Nopass() {
+		if c.srv.cfg.ACL.Default().Rules().Nopass() {
 			c.w.Error(errNoPassSet)
 			return
 		}
@@ -717,7 +717,7 @@ func clientKillCommand(c *Client, args [][]byte) {
 			case eq(opt, "laddr"):
 				laddr = val
 			case eq(opt, "user"):
-				if user = c.srv.cfg.acl.User(string(val)); user == nil {
+				if user = c.srv.cfg.ACL.User(string(val)); user == nil {
 					c.w.Error("ERR No such user '" + string(val) + "'")
 					return
 				}

@@ -355,7 +355,7 @@ func debugObject(c *Client, key []byte) {
 	extra := ""
 	if e.Kind() == store.KindList {
 		l := e.AsList()
-		fill := int(c.srv.cfg.listPackSize.Load())
+		fill := int(c.srv.cfg.ListPackSize.Load())
 		nodes := 1
 		if fill > 0 && l.Len() > fill {
 			nodes = (l.Len() + fill - 1) / fill

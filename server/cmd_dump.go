@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/store"
 )
@@ -93,7 +94,7 @@ func (s *Server) appendValue(enc rdb.Enc, dst []byte, e *store.Entry) []byte {
 		return enc.String(dst, e.Bytes(nil))
 	case store.KindList:
 		l := e.AsList()
-		return enc.List(dst, int(s.cfg.listPackSize.Load()), func(yield func([]byte) bool) {
+		return enc.List(dst, int(s.cfg.ListPackSize.Load()), func(yield func([]byte) bool) {
 			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
 		})
 	case store.KindSet:
@@ -200,7 +201,7 @@ func restoreCommand(c *Client, args [][]byte) {
 		// Already expired: the key is not created (and a replaced one is
 		// deleted).
 		if old != nil && db.Delete(key) {
-			c.notify(NotifyGeneric, "del", key)
+			c.notify(config.NotifyGeneric, "del", key)
 		}
 		c.w.OK()
 		return
@@ -226,8 +227,8 @@ func restoreCommand(c *Client, args [][]byte) {
 	if lfuFreq >= 0 && c.lfuPolicy() {
 		e.SetLRU(c.srv.ks.LFUValue(uint32(lfuFreq)))
 	}
-	c.notify(NotifyNew, "new", key)
-	c.notify(NotifyGeneric, "restore", key)
+	c.notify(config.NotifyNew, "new", key)
+	c.notify(config.NotifyGeneric, "restore", key)
 	c.w.OK()
 }
 
@@ -247,14 +248,14 @@ func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry {
 		return store.NewString(v.Str)
 
 	case rdb.KindList:
-		l := store.NewList(int(cfg.listPackSize.Load()))
+		l := store.NewList(int(cfg.ListPackSize.Load()))
 		for _, el := range v.Elems {
 			l.PushBack(el)
 		}
 		return store.NewObject(store.KindList, unsafe.Pointer(l))
 
 	case rdb.KindSet:
-		maxIntset := int(cfg.setMaxIntset.Load())
+		maxIntset := int(cfg.SetMaxIntset.Load())
 		set := store.NewIntSet()
 		if v.Type == rdb.TypeSetIntset {
 			var tmp [24]byte
@@ -275,9 +276,9 @@ func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry {
 
 	case rdb.KindZSet:
 		n := v.Len()
-		compact := int64(n) <= cfg.zsetMaxEnt.Load()
+		compact := int64(n) <= cfg.ZsetMaxEnt.Load()
 		if v.Type == rdb.TypeZSet || v.Type == rdb.TypeZSet2 {
-			compact = compact && int64(v.MaxLen) <= cfg.zsetMaxVal.Load()
+			compact = compact && int64(v.MaxLen) <= cfg.ZsetMaxVal.Load()
 		}
 		z := store.NewZSet()
 		if !compact {
@@ -292,7 +293,7 @@ func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry {
 		return store.NewObject(store.KindZSet, unsafe.Pointer(z))
 
 	case rdb.KindHash:
-		maxEnt, maxVal := int(cfg.hashMaxEnt.Load()), int(cfg.hashMaxVal.Load())
+		maxEnt, maxVal := int(cfg.HashMaxEnt.Load()), int(cfg.HashMaxVal.Load())
 		h := store.NewHash()
 		if v.Type == rdb.TypeHash {
 			if v.Len() > maxEnt {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/longdouble"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -41,12 +42,12 @@ func (c *Client) hashForWrite(key []byte) (*store.Hash, bool) {
 	}
 	h = store.NewHash()
 	c.DB().Add(key, store.NewHashEntry(h))
-	c.notify(NotifyNew, "new", key)
+	c.notify(config.NotifyNew, "new", key)
 	return h, true
 }
 
 func (c *Client) hashLimits() (maxEnt, maxVal int) {
-	return int(c.srv.cfg.hashMaxEnt.Load()), int(c.srv.cfg.hashMaxVal.Load())
+	return int(c.srv.cfg.HashMaxEnt.Load()), int(c.srv.cfg.HashMaxVal.Load())
 }
 
 func hsetCommand(c *Client, args [][]byte) {
@@ -80,7 +81,7 @@ func hsetCommand(c *Client, args [][]byte) {
 		c.w.OK()
 	}
 	c.DB().Modified(key)
-	c.notify(NotifyHash, "hset", key)
+	c.notify(config.NotifyHash, "hset", key)
 }
 
 func hsetnxCommand(c *Client, args [][]byte) {
@@ -97,7 +98,7 @@ func hsetnxCommand(c *Client, args [][]byte) {
 	h.Set(args[2], args[3], maxEnt, maxVal)
 	c.w.Int(1)
 	c.DB().Modified(key)
-	c.notify(NotifyHash, "hset", key)
+	c.notify(config.NotifyHash, "hset", key)
 }
 
 func hgetCommand(c *Client, args [][]byte) {
@@ -143,7 +144,7 @@ func hdelCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	c.removeMembers(key, args[2:], h.Delete, h.Len, NotifyHash, "hdel")
+	c.removeMembers(key, args[2:], h.Delete, h.Len, config.NotifyHash, "hdel")
 }
 
 func hlenCommand(c *Client, args [][]byte) {
@@ -248,7 +249,7 @@ func hincrbyCommand(c *Client, args [][]byte) {
 	h.Set(args[2], strconv.AppendInt(tmp[:0], value, 10), maxEnt, maxVal)
 	c.w.Int(value)
 	c.DB().Modified(key)
-	c.notify(NotifyHash, "hincrby", key)
+	c.notify(config.NotifyHash, "hincrby", key)
 }
 
 func hincrbyfloatCommand(c *Client, args [][]byte) {
@@ -287,7 +288,7 @@ func hincrbyfloatCommand(c *Client, args [][]byte) {
 	h.Set(args[2], out, maxEnt, maxVal)
 	c.w.Bulk(out)
 	c.DB().Modified(key)
-	c.notify(NotifyHash, "hincrbyfloat", key)
+	c.notify(config.NotifyHash, "hincrbyfloat", key)
 }
 
 // Random fields.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strconv"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/hll"
 	"github.com/sluicedb/sluice/store"
 )
@@ -85,7 +86,7 @@ func pfaddCommand(c *Client, args [][]byte) {
 		e = &store.Entry{}
 		e.SetRaw(h)
 		db.Add(key, e)
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	}
 	if updated > 0 {
 		hll.InvalidateCache(h)
@@ -97,7 +98,7 @@ func pfaddCommand(c *Client, args [][]byte) {
 			skip = 1 // db.Add counted the creation
 		}
 		c.modifiedN(key, updated, skip)
-		c.notify(NotifyString, "pfadd", key)
+		c.notify(config.NotifyString, "pfadd", key)
 		c.w.Int(1)
 		return
 	}
@@ -207,12 +208,12 @@ func pfmergeCommand(c *Client, args [][]byte) {
 		e = &store.Entry{}
 		e.SetRaw(h)
 		db.Add(key, e)
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	} else {
 		storeHLL(e, h)
 		db.Modified(key)
 	}
-	c.notify(NotifyString, "pfadd", key)
+	c.notify(config.NotifyString, "pfadd", key)
 	c.w.OK()
 }
 

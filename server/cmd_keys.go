@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -48,7 +49,7 @@ const (
 
 // notifyDB is notify for a database other than the client's.
 func (c *Client) notifyDB(dbi int, class int64, event string, key []byte) {
-	flags := c.srv.cfg.notifyFlags.Load()
+	flags := c.srv.cfg.NotifyFlags.Load()
 	if flags == 0 || flags&class == 0 {
 		return
 	}
@@ -56,7 +57,7 @@ func (c *Client) notifyDB(dbi int, class int64, event string, key []byte) {
 }
 
 // keyMiss emits the "keymiss" event of a read lookup that found nothing.
-func (c *Client) keyMiss(key []byte) { c.notify(NotifyKeyMiss, "keymiss", key) }
+func (c *Client) keyMiss(key []byte) { c.notify(config.NotifyKeyMiss, "keymiss", key) }
 
 // strBytes views a string as bytes without copying (read-only).
 func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -96,11 +97,11 @@ func delCommand(c *Client, args [][]byte) {
 		// A string is one allocation, never freed lazily: DEL of strings
 		// skips the config lookup.
 		if e.Kind() != store.KindString && (eq(args[0], "unlink") || c.srv.cfg.Get("lazyfree-lazy-user-del") == "yes") &&
-			!db.IsExpired(k) && freeEffort(e, int(c.srv.cfg.listPackSize.Load())) > lazyfreeThreshold {
+			!db.IsExpired(k) && freeEffort(e, int(c.srv.cfg.ListPackSize.Load())) > lazyfreeThreshold {
 			c.srv.lazyfreed.Add(1)
 		}
 		if db.Delete(k) {
-			c.notify(NotifyGeneric, "del", k)
+			c.notify(config.NotifyGeneric, "del", k)
 			n++
 			freed += size
 		}
@@ -283,9 +284,9 @@ func renameGeneric(c *Client, args [][]byte, nx bool) {
 	exp := db.ExpireOf(src, e)
 	db.Delete(src)
 	db.AddExpire(dst, e, exp)
-	c.notify(NotifyNew, "new", dst)
-	c.notify(NotifyGeneric, "rename_from", src)
-	c.notify(NotifyGeneric, "rename_to", dst)
+	c.notify(config.NotifyNew, "new", dst)
+	c.notify(config.NotifyGeneric, "rename_from", src)
+	c.notify(config.NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.w.Int(1)
 	} else {
@@ -324,9 +325,9 @@ func moveCommand(c *Client, args [][]byte) {
 	exp := src.ExpireOf(key, e)
 	src.Delete(key)
 	dst.AddExpire(key, e, exp)
-	c.notifyDB(dbid, NotifyNew, "new", key)
-	c.notify(NotifyGeneric, "move_from", key)
-	c.notifyDB(dbid, NotifyGeneric, "move_to", key)
+	c.notifyDB(dbid, config.NotifyNew, "new", key)
+	c.notify(config.NotifyGeneric, "move_from", key)
+	c.notifyDB(dbid, config.NotifyGeneric, "move_to", key)
 	c.w.Int(1)
 }
 
@@ -395,8 +396,8 @@ func copyCommand(c *Client, args [][]byte) {
 	if exp != 0 {
 		dst.SetExpire(newkey, dup, exp)
 	}
-	c.notifyDB(dbid, NotifyNew, "new", newkey)
-	c.notifyDB(dbid, NotifyGeneric, "copy_to", newkey)
+	c.notifyDB(dbid, config.NotifyNew, "new", newkey)
+	c.notifyDB(dbid, config.NotifyGeneric, "copy_to", newkey)
 	c.w.Int(1)
 }
 
@@ -480,13 +481,13 @@ func expireGeneric(c *Client, args [][]byte, name string, abs, unitMs bool) {
 	}
 	if c.srv.alreadyExpired(when) {
 		db.Delete(key)
-		c.notify(NotifyGeneric, "del", key)
+		c.notify(config.NotifyGeneric, "del", key)
 		c.w.Int(1)
 		return
 	}
 	db.SetExpire(key, e, when)
 	db.Modified(key)
-	c.notify(NotifyGeneric, "expire", key)
+	c.notify(config.NotifyGeneric, "expire", key)
 	c.w.Int(1)
 }
 
@@ -532,7 +533,7 @@ func persistCommand(c *Client, args [][]byte) {
 	}
 	db.SetExpire(args[1], e, 0)
 	db.Modified(args[1])
-	c.notify(NotifyGeneric, "persist", args[1])
+	c.notify(config.NotifyGeneric, "persist", args[1])
 	c.w.Int(1)
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"unsafe"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -23,7 +24,7 @@ func (c *Client) lookupList(key []byte) (*store.List, bool) {
 
 // newListKey creates an empty list at key and signals blocked clients.
 func (c *Client) newListKey(db *store.DB, key []byte) *store.List {
-	l := store.NewList(int(c.srv.cfg.listPackSize.Load()))
+	l := store.NewList(int(c.srv.cfg.ListPackSize.Load()))
 	db.Add(key, store.NewObject(store.KindList, unsafe.Pointer(l)))
 	c.srv.signalKeyAsReady(db, key)
 	return l
@@ -33,7 +34,7 @@ func (c *Client) newListKey(db *store.DB, key []byte) *store.List {
 func (c *Client) listEmptied(db *store.DB, key []byte, l *store.List) {
 	if l.Len() == 0 {
 		db.Delete(key)
-		c.notifyAt(db, NotifyGeneric, "del", key)
+		c.notifyAt(db, config.NotifyGeneric, "del", key)
 	} else {
 		db.Modified(key)
 	}
@@ -42,7 +43,7 @@ func (c *Client) listEmptied(db *store.DB, key []byte, l *store.List) {
 // notifyAt is notify for an explicit database (blocked clients served from
 // another client's command).
 func (c *Client) notifyAt(db *store.DB, class int64, event string, key []byte) {
-	flags := c.srv.cfg.notifyFlags.Load()
+	flags := c.srv.cfg.NotifyFlags.Load()
 	if flags == 0 || flags&class == 0 {
 		return
 	}
@@ -74,9 +75,9 @@ func pushGeneric(c *Client, args [][]byte, front, xx bool) {
 	c.w.Int(int64(l.Len()))
 	db.Modified(args[1])
 	if front {
-		c.notify(NotifyList, "lpush", args[1])
+		c.notify(config.NotifyList, "lpush", args[1])
 	} else {
-		c.notify(NotifyList, "rpush", args[1])
+		c.notify(config.NotifyList, "rpush", args[1])
 	}
 }
 
@@ -128,7 +129,7 @@ func popRange(c *Client, w *resp.Writer, db *store.DB, key []byte, l *store.List
 		l.Range(int(n-count), int(n)-1, true, func(v []byte) bool { w.Bulk(v); return true })
 		l.DropBack(int(count))
 	}
-	c.notifyAt(db, NotifyList, popEvent(front), key)
+	c.notifyAt(db, config.NotifyList, popEvent(front), key)
 	c.listEmptied(db, key, l)
 }
 
@@ -165,7 +166,7 @@ func popGeneric(c *Client, args [][]byte, front bool) {
 	}
 	if count < 0 {
 		c.w.Bulk(c.popOne(l, front))
-		c.notify(NotifyList, popEvent(front), args[1])
+		c.notify(config.NotifyList, popEvent(front), args[1])
 		c.listEmptied(db, args[1], l)
 		return
 	}
@@ -284,7 +285,7 @@ func lsetCommand(c *Client, args [][]byte) {
 	l.Set(int(idx), args[3])
 	c.w.OK()
 	db.Modified(args[1])
-	c.notify(NotifyList, "lset", args[1])
+	c.notify(config.NotifyList, "lset", args[1])
 }
 
 func linsertCommand(c *Client, args [][]byte) {
@@ -311,7 +312,7 @@ func linsertCommand(c *Client, args [][]byte) {
 		return
 	}
 	db.Modified(args[1])
-	c.notify(NotifyList, "linsert", args[1])
+	c.notify(config.NotifyList, "linsert", args[1])
 	c.w.Int(int64(l.Len()))
 }
 
@@ -336,11 +337,11 @@ func lremCommand(c *Client, args [][]byte) {
 	removed := l.Remove(args[3], int(count))
 	if removed > 0 {
 		db.Modified(args[1])
-		c.notify(NotifyList, "lrem", args[1])
+		c.notify(config.NotifyList, "lrem", args[1])
 	}
 	if l.Len() == 0 {
 		db.Delete(args[1])
-		c.notify(NotifyGeneric, "del", args[1])
+		c.notify(config.NotifyGeneric, "del", args[1])
 	}
 	c.w.Int(int64(removed))
 }
@@ -371,10 +372,10 @@ func ltrimCommand(c *Client, args [][]byte) {
 		l.DropBack(int(n - 1 - en))
 		l.DropFront(int(s))
 	}
-	c.notify(NotifyList, "ltrim", args[1])
+	c.notify(config.NotifyList, "ltrim", args[1])
 	if l.Len() == 0 {
 		db.Delete(args[1])
-		c.notify(NotifyGeneric, "del", args[1])
+		c.notify(config.NotifyGeneric, "del", args[1])
 	} else {
 		db.Modified(args[1])
 	}
@@ -519,9 +520,9 @@ func lmoveOnce(c *Client, w *resp.Writer, db *store.DB, srcKey, dstKey []byte, s
 	} else {
 		dst.PushBack(v)
 	}
-	c.notifyAt(db, NotifyList, map[bool]string{true: "lpush", false: "rpush"}[to], dstKey)
+	c.notifyAt(db, config.NotifyList, map[bool]string{true: "lpush", false: "rpush"}[to], dstKey)
 	w.Bulk(v)
-	c.notifyAt(db, NotifyList, popEvent(from), srcKey)
+	c.notifyAt(db, config.NotifyList, popEvent(from), srcKey)
 	c.listEmptied(db, srcKey, src)
 	return true
 }
@@ -667,7 +668,7 @@ func serveListPop(c *Client, w *resp.Writer, db *store.DB, key []byte, l *store.
 	w.Array(2)
 	w.Bulk(key)
 	w.Bulk(c.popOne(l, front))
-	c.notifyAt(db, NotifyList, popEvent(front), key)
+	c.notifyAt(db, config.NotifyList, popEvent(front), key)
 	c.listEmptied(db, key, l)
 }
 

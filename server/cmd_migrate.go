@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/cluster"
+	"github.com/sluicedb/sluice/config"
 )
 
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE]
@@ -88,7 +89,7 @@ func migrateCommand(c *Client, args [][]byte) {
 		Username: username, Password: password, Replace: replace, Asking: c.srv.cluster != nil, Items: items}
 	if msg := c.srv.migrate.Migrate(job, func(i int) {
 		if !copyKeys && db.Delete(items[i].Key) {
-			c.notify(NotifyGeneric, "del", items[i].Key)
+			c.notify(config.NotifyGeneric, "del", items[i].Key)
 		}
 	}); msg != "" {
 		c.w.Error(msg)

@@ -48,11 +48,11 @@ func configGetCommand(c *Client, args [][]byte) {
 	for _, a := range args[2:] {
 		pats = append(pats, string(a))
 	}
-	ms := matchParams(pats)
+	ms := c.srv.cfg.Matching(pats)
 	c.w.Map(len(ms))
 	for _, m := range ms {
-		c.w.BulkString(m.name)
-		c.w.BulkString(c.srv.cfg.get(m.p))
+		c.w.BulkString(m.Name)
+		c.w.BulkString(m.Value)
 	}
 }
 
@@ -81,98 +81,19 @@ func configSetCommand(c *Client, args [][]byte) {
 		return
 	}
 	cfg := c.srv.cfg
-	n := (len(args) - 2) / 2
-	ps := make([]*param, n)
-	vals := make([]string, n)
-	var unknown, errArg, errText string
-	for i := 0; i < n; i++ {
-		name := string(args[2+2*i])
-		p := paramByName[strings.ToLower(name)]
-		if p == nil {
-			if unknown == "" && errText == "" {
-				unknown = name
-			}
-			continue
-		}
-		if unknown != "" || errText != "" {
-			continue
-		}
-		if p.immutable || p.protected && !c.allowProtected(cfg.Get("enable-protected-configs")) {
-			errArg = name
-			errText = "can't set immutable config"
-			if !p.immutable {
-				errText = "can't set protected config"
-			}
-			continue
-		}
-		for j := 0; j < i; j++ {
-			if ps[j] == p && strings.EqualFold(string(args[2+2*j]), name) {
-				errArg, errText = name, "duplicate parameter"
-			}
-		}
-		ps[i] = p
-	}
-	if unknown != "" {
-		c.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + unknown + "'")
+	names, err := cfg.SetPairs(args[2:], c.allowProtected(cfg.Get("enable-protected-configs")), func(name string) {
+		c.srv.Warnf("Failed applying new configuration. Possibly related to new %s setting. Restoring previous settings.", name)
+	})
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
 		return
 	}
-	if errText != "" {
-		c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + errArg + "') - " + errText)
-		return
-	}
-	// Validate every value before changing anything, so that the command
-	// applies all of its pairs or none.
-	for i, p := range ps {
-		v, err := p.normalize(string(args[3+2*i]))
-		if err != nil {
-			c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + configArgName(p, args[2+2*i]) + "') - " + err.Error())
-			return
-		}
-		vals[i] = v
-	}
-	old := make([]string, n)
-	for i, p := range ps {
-		cfg.mu.RLock()
-		old[i] = cfg.vals[p.name]
-		cfg.mu.RUnlock()
-	}
-	for i, p := range ps {
-		if err := cfg.store(p, vals[i]); err != nil {
-			for j := i - 1; j >= 0; j-- {
-				cfg.store(ps[j], old[j])
-			}
-			c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + configArgName(p, args[2+2*i]) + "') - " + err.Error())
-			return
-		}
-	}
-	if i, err := cfg.runLater(ps); err != nil {
-		c.srv.Warnf("Failed applying new configuration. Possibly related to new %s setting. Restoring previous settings.", ps[i].name)
-		for j := len(ps) - 1; j >= 0; j-- {
-			cfg.store(ps[j], old[j])
-		}
-		c.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ps[i].name + "') - " + err.Error())
-		return
-	}
-	if cfg.OnChange != nil {
-		for i, p := range ps {
-			cfg.OnChange(p.name, vals[i])
-		}
-	}
-	for _, p := range ps {
-		if strings.HasPrefix(p.name, "maxmemory") {
+	for _, name := range names {
+		if strings.HasPrefix(name, "maxmemory") {
 			c.evictAfter = true // Redis's updateMaxmemory: performEvictions
 		}
 	}
 	c.w.OK()
-}
-
-// configArgName is the directive name Redis shows in CONFIG SET errors: the
-// registered name (or alias) the argument matched, in lower case.
-func configArgName(p *param, arg []byte) string {
-	if strings.EqualFold(p.alias, string(arg)) {
-		return p.alias
-	}
-	return p.name
 }
 
 func configHelpCommand(c *Client, args [][]byte) {
@@ -255,7 +176,7 @@ func (l *slowLog) reset() {
 // when it passes slowlog-log-slower-than, keeping slowlog-max-len entries.
 func (c *Client) RecordSlow(args [][]byte, usec int64) {
 	cfg := c.srv.cfg
-	th := cfg.slowlogThresh.Load()
+	th := cfg.SlowlogThresh.Load()
 	if th < 0 || usec < th {
 		return
 	}
@@ -280,7 +201,7 @@ func (c *Client) RecordSlow(args [][]byte, usec int64) {
 	e.id = l.nextID
 	l.nextID++
 	l.entries = append([]slowEntry{e}, l.entries...)
-	if max := cfg.slowlogMaxLen.Load(); int64(len(l.entries)) > max {
+	if max := cfg.SlowlogMaxLen.Load(); int64(len(l.entries)) > max {
 		l.entries = l.entries[:max]
 	}
 	l.mu.Unlock()
@@ -340,7 +261,7 @@ func slowlogHelpCommand(c *Client, args [][]byte) {
 // ---- LATENCY ----
 
 func latencyDoctorCommand(c *Client, args [][]byte) {
-	if c.srv.cfg.latencyThresh.Load() == 0 {
+	if c.srv.cfg.LatencyThresh.Load() == 0 {
 		c.w.Verbatim("txt", "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 
 	"github.com/sluicedb/sluice/store"
@@ -21,7 +22,7 @@ func (c *Client) lookupSet(key []byte) (*store.Set, bool) {
 	return e.AsSet(), true
 }
 
-func (c *Client) setMaxIntset() int { return int(c.srv.cfg.setMaxIntset.Load()) }
+func (c *Client) setMaxIntset() int { return int(c.srv.cfg.SetMaxIntset.Load()) }
 
 func saddCommand(c *Client, args [][]byte) {
 	key := args[1]
@@ -32,7 +33,7 @@ func saddCommand(c *Client, args [][]byte) {
 	if s == nil {
 		s = store.NewSetFor(args[2])
 		c.DB().Add(key, store.NewSetEntry(s))
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	}
 	max := c.setMaxIntset()
 	added := 0
@@ -43,7 +44,7 @@ func saddCommand(c *Client, args [][]byte) {
 	}
 	if added > 0 {
 		c.DB().Modified(key)
-		c.notify(NotifySet, "sadd", key)
+		c.notify(config.NotifySet, "sadd", key)
 	}
 	c.w.Int(int64(added))
 }
@@ -58,7 +59,7 @@ func sremCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	c.removeMembers(key, args[2:], s.Remove, s.Len, NotifySet, "srem")
+	c.removeMembers(key, args[2:], s.Remove, s.Len, config.NotifySet, "srem")
 }
 
 func smoveCommand(c *Client, args [][]byte) {
@@ -87,23 +88,23 @@ func smoveCommand(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	c.notify(NotifySet, "srem", srcKey)
+	c.notify(config.NotifySet, "srem", srcKey)
 	if src.Len() == 0 {
 		db.Delete(srcKey)
-		c.notify(NotifyGeneric, "del", srcKey)
+		c.notify(config.NotifyGeneric, "del", srcKey)
 	}
 	var dst *store.Set
 	if dstE == nil {
 		dst = store.NewSetFor(ele)
 		db.Add(dstKey, store.NewSetEntry(dst))
-		c.notify(NotifyNew, "new", dstKey)
+		c.notify(config.NotifyNew, "new", dstKey)
 	} else {
 		dst = dstE.AsSet()
 	}
 	db.Modified(srcKey)
 	if dst.Add(ele, c.setMaxIntset()) {
 		db.Modified(dstKey)
-		c.notify(NotifySet, "sadd", dstKey)
+		c.notify(config.NotifySet, "sadd", dstKey)
 	}
 	c.w.Int(1)
 }
@@ -180,11 +181,11 @@ func spopCommand(c *Client, args [][]byte) {
 	}
 	var tmp [24]byte
 	m := s.Pop(tmp[:0])
-	c.notify(NotifySet, "spop", key)
+	c.notify(config.NotifySet, "spop", key)
 	c.w.Bulk(m)
 	if s.Len() == 0 {
 		c.DB().Delete(key)
-		c.notify(NotifyGeneric, "del", key)
+		c.notify(config.NotifyGeneric, "del", key)
 	}
 	c.DB().Modified(key)
 }
@@ -210,7 +211,7 @@ func spopWithCount(c *Client, args [][]byte) {
 	}
 	count := uint64(l)
 	size := uint64(s.Len())
-	c.notify(NotifySet, "spop", key)
+	c.notify(config.NotifySet, "spop", key)
 	db := c.DB()
 
 	// The whole set: reply as SUNION of it would, then delete the key.
@@ -218,7 +219,7 @@ func spopWithCount(c *Client, args [][]byte) {
 		u := setUnionDiff([]*store.Set{s}, false, c.setMaxIntset())
 		replySetMembers(c, u)
 		db.Delete(key)
-		c.notify(NotifyGeneric, "del", key)
+		c.notify(config.NotifyGeneric, "del", key)
 		db.Modified(key)
 		return
 	}
@@ -409,15 +410,15 @@ func storeSetResult(c *Client, dst []byte, s *store.Set, event string) {
 		existed := db.Lookup(dst) != nil
 		db.Set(dst, store.NewSetEntry(s), false)
 		if !existed {
-			c.notify(NotifyNew, "new", dst)
+			c.notify(config.NotifyNew, "new", dst)
 		}
 		c.w.Int(int64(s.Len()))
-		c.notify(NotifySet, event, dst)
+		c.notify(config.NotifySet, event, dst)
 		return
 	}
 	c.w.Int(0)
 	if db.Delete(dst) {
-		c.notify(NotifyGeneric, "del", dst)
+		c.notify(config.NotifyGeneric, "del", dst)
 	}
 }
 
@@ -432,7 +433,7 @@ func sinterGeneric(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit in
 			switch {
 			case dst != nil:
 				if c.DB().Delete(dst) {
-					c.notify(NotifyGeneric, "del", dst)
+					c.notify(config.NotifyGeneric, "del", dst)
 				}
 				c.w.Int(0)
 			case cardOnly:

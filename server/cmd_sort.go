@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -260,7 +261,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		return
 	}
 
-	dst := store.NewList(int(c.srv.cfg.listPackSize.Load()))
+	dst := store.NewList(int(c.srv.cfg.ListPackSize.Load()))
 	for j := start; j <= end; j++ {
 		it := &items[j]
 		if len(gets) == 0 {
@@ -273,9 +274,9 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	}
 	if outLen > 0 {
 		db.Set(storekey, store.NewObject(store.KindList, unsafe.Pointer(dst)), false)
-		c.notify(NotifyList, "sortstore", storekey)
+		c.notify(config.NotifyList, "sortstore", storekey)
 	} else if db.Delete(storekey) {
-		c.notify(NotifyGeneric, "del", storekey)
+		c.notify(config.NotifyGeneric, "del", storekey)
 	}
 	c.w.Int(outLen)
 }

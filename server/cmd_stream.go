@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -243,7 +244,7 @@ func xaddCommand(c *Client, args [][]byte) {
 		}
 		s = store.NewStream()
 		db.Add(key, store.NewStreamEntry(s))
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	}
 	if s.LastID == store.MaxStreamID {
 		c.w.Error("ERR The stream has exhausted the last possible ID, unable to add more items")
@@ -287,10 +288,10 @@ func xaddCommand(c *Client, args [][]byte) {
 	s.Append(id, args[fieldPos:], ent, by)
 	writeStreamID(&c.w, id)
 	db.Modified(key)
-	c.notify(NotifyStream, "xadd", key)
+	c.notify(config.NotifyStream, "xadd", key)
 	if a.strategy != 0 {
 		if s.Trim(a.TrimArgs) > 0 {
-			c.notify(NotifyStream, "xtrim", key)
+			c.notify(config.NotifyStream, "xtrim", key)
 		}
 	}
 	c.signalReady(key)
@@ -440,7 +441,7 @@ func (c *Client) consumerFor(g *store.StreamGroup, name, key []byte) *store.Stre
 		return cons
 	}
 	cons := g.CreateConsumer(name, now)
-	c.notify(NotifyStream, "xgroup-createconsumer", key)
+	c.notify(config.NotifyStream, "xgroup-createconsumer", key)
 	return cons
 }
 
@@ -682,8 +683,8 @@ func (c *Client) consumerForDB(g *store.StreamGroup, name, key []byte, db *store
 		return cons
 	}
 	cons := g.CreateConsumer(name, now)
-	if flags := c.srv.cfg.notifyFlags.Load(); flags&NotifyStream != 0 {
-		c.srv.notifyDB(c, db.ID, NotifyStream, flags, "xgroup-createconsumer", key)
+	if flags := c.srv.cfg.NotifyFlags.Load(); flags&config.NotifyStream != 0 {
+		c.srv.notifyDB(c, db.ID, config.NotifyStream, flags, "xgroup-createconsumer", key)
 	}
 	return cons
 }
@@ -735,7 +736,7 @@ func xdelCommand(c *Client, args [][]byte) {
 			s.UpdateFirstID()
 		}
 		c.DB().Modified(args[1])
-		c.notify(NotifyStream, "xdel", args[1])
+		c.notify(config.NotifyStream, "xdel", args[1])
 	}
 	c.w.Int(int64(deleted))
 }
@@ -755,7 +756,7 @@ func xtrimCommand(c *Client, args [][]byte) {
 	}
 	deleted := s.Trim(a.TrimArgs)
 	if deleted > 0 {
-		c.notify(NotifyStream, "xtrim", args[1])
+		c.notify(config.NotifyStream, "xtrim", args[1])
 		c.DB().Modified(args[1])
 	}
 	c.w.Int(deleted)
@@ -825,7 +826,7 @@ func xsetidCommand(c *Client, args [][]byte) {
 	}
 	c.w.OK()
 	c.DB().Modified(args[1])
-	c.notify(NotifyStream, "xsetid", args[1])
+	c.notify(config.NotifyStream, "xsetid", args[1])
 }
 
 var xgroupHelp = []string{
@@ -911,7 +912,7 @@ func xgroupCommand(c *Client, args [][]byte) {
 		if s == nil {
 			s = store.NewStream()
 			db.Add(key, store.NewStreamEntry(s))
-			c.notify(NotifyNew, "new", key)
+			c.notify(config.NotifyNew, "new", key)
 		}
 		if s.CreateGroup(grp, id, entriesRead) == nil {
 			c.w.Error("-BUSYGROUP Consumer Group name already exists")
@@ -919,7 +920,7 @@ func xgroupCommand(c *Client, args [][]byte) {
 		}
 		c.w.OK()
 		db.Modified(key)
-		c.notify(NotifyStream, "xgroup-create", key)
+		c.notify(config.NotifyStream, "xgroup-create", key)
 	case eq(opt, "setid") && (len(args) == 5 || len(args) == 7):
 		var id store.StreamID
 		if len(args[4]) == 1 && args[4][0] == '$' {
@@ -934,7 +935,7 @@ func xgroupCommand(c *Client, args [][]byte) {
 		g.EntriesRead = entriesRead
 		c.w.OK()
 		db.Modified(key)
-		c.notify(NotifyStream, "xgroup-setid", key)
+		c.notify(config.NotifyStream, "xgroup-setid", key)
 	case eq(opt, "destroy") && len(args) == 4:
 		if g == nil {
 			c.w.Int(0)
@@ -943,7 +944,7 @@ func xgroupCommand(c *Client, args [][]byte) {
 		s.DestroyGroup(grp)
 		c.w.Int(1)
 		db.Modified(key)
-		c.notify(NotifyStream, "xgroup-destroy", key)
+		c.notify(config.NotifyStream, "xgroup-destroy", key)
 		c.signalReady(key)
 	case eq(opt, "createconsumer") && len(args) == 5:
 		if g.CreateConsumer(args[4], c.srv.ks.Now()) == nil {
@@ -952,13 +953,13 @@ func xgroupCommand(c *Client, args [][]byte) {
 		}
 		c.w.Int(1)
 		db.Modified(key)
-		c.notify(NotifyStream, "xgroup-createconsumer", key)
+		c.notify(config.NotifyStream, "xgroup-createconsumer", key)
 	case eq(opt, "delconsumer") && len(args) == 5:
 		pending := 0
 		if cons := g.Consumer(args[4]); cons != nil {
 			pending = g.DeleteConsumer(cons)
 			db.Modified(key)
-			c.notify(NotifyStream, "xgroup-delconsumer", key)
+			c.notify(config.NotifyStream, "xgroup-delconsumer", key)
 		}
 		c.w.Int(int64(pending))
 	default:

@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/longdouble"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -30,7 +31,7 @@ const maxEntryLen = math.MaxUint32
 func (c *Client) lookupRead(key []byte) *store.Entry {
 	e := c.DB().Lookup(key)
 	if e == nil {
-		c.notify(NotifyKeyMiss, "keymiss", key)
+		c.notify(config.NotifyKeyMiss, "keymiss", key)
 	}
 	return e
 }
@@ -89,7 +90,7 @@ func (c *Client) setKey(key, val []byte, old *store.Entry, keepTTL bool) *store.
 	e := store.NewString(val)
 	if old == nil {
 		db.Add(key, e)
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	} else {
 		db.Set(key, e, keepTTL)
 	}
@@ -231,12 +232,12 @@ func (c *Client) setGeneric(name string, flags int, key, val, expire []byte, sty
 		return
 	}
 	e := c.setKey(key, val, old, flags&setKeepTTL != 0)
-	c.notify(NotifyString, "set", key)
+	c.notify(config.NotifyString, "set", key)
 	if expire != nil {
 		// A time already past leaves the key logically expired: the next
 		// access removes it (with its "expired" event), as in Redis.
 		db.SetExpire(key, e, when)
-		c.notify(NotifyGeneric, "expire", key)
+		c.notify(config.NotifyGeneric, "expire", key)
 	}
 	if flags&setGet == 0 {
 		if style == replyInt {
@@ -292,15 +293,15 @@ func getexCommand(c *Client, args [][]byte) {
 	switch {
 	case flags&(setEXAT|setPXAT) != 0 && c.srv.alreadyExpired(when):
 		db.Delete(key)
-		c.notify(NotifyGeneric, "del", key)
+		c.notify(config.NotifyGeneric, "del", key)
 	case expire != nil:
 		db.SetExpire(key, e, when)
 		db.Modified(key)
-		c.notify(NotifyGeneric, "expire", key)
+		c.notify(config.NotifyGeneric, "expire", key)
 	case flags&setPersist != 0 && e.Volatile():
 		db.SetExpire(key, e, 0)
 		db.Modified(key)
-		c.notify(NotifyGeneric, "persist", key)
+		c.notify(config.NotifyGeneric, "persist", key)
 	}
 }
 
@@ -310,7 +311,7 @@ func getdelCommand(c *Client, args [][]byte) {
 		return
 	}
 	c.DB().Delete(args[1])
-	c.notify(NotifyGeneric, "del", args[1])
+	c.notify(config.NotifyGeneric, "del", args[1])
 }
 
 func getsetCommand(c *Client, args [][]byte) {
@@ -319,7 +320,7 @@ func getsetCommand(c *Client, args [][]byte) {
 		return
 	}
 	c.setKey(args[1], args[2], e, false)
-	c.notify(NotifyString, "set", args[1])
+	c.notify(config.NotifyString, "set", args[1])
 }
 
 func mgetCommand(c *Client, args [][]byte) {
@@ -357,7 +358,7 @@ func (c *Client) msetGeneric(args [][]byte, nx bool) {
 	}
 	for j := 1; j < len(args); j += 2 {
 		c.setKey(args[j], args[j+1], db.Lookup(args[j]), false)
-		c.notify(NotifyString, "set", args[j])
+		c.notify(config.NotifyString, "set", args[j])
 	}
 	if nx {
 		c.w.Int(1)
@@ -402,9 +403,9 @@ func (c *Client) incrDecr(key []byte, incr int64) {
 		db.Modified(key)
 	} else {
 		db.Add(key, store.NewInt(v))
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	}
-	c.notify(NotifyString, "incrby", key)
+	c.notify(config.NotifyString, "incrby", key)
 	c.w.Int(v)
 }
 
@@ -470,16 +471,16 @@ func incrbyfloatCommand(c *Client, args [][]byte) {
 		e = new(store.Entry)
 		e.SetEmbstr(s)
 		db.Add(key, e)
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	}
-	c.notify(NotifyString, "incrbyfloat", key)
+	c.notify(config.NotifyString, "incrbyfloat", key)
 	c.w.Bulk(s)
 }
 
 // checkStringLength is Redis's check that a string of size+add bytes stays
 // within proto-max-bulk-len (and within what an entry can hold).
 func (c *Client) checkStringLength(size, add int64) bool {
-	limit := c.srv.cfg.maxBulkLen.Load()
+	limit := c.srv.cfg.MaxBulkLen.Load()
 	if limit > maxEntryLen {
 		limit = maxEntryLen
 	}
@@ -498,7 +499,7 @@ func appendCommand(c *Client, args [][]byte) {
 	if e == nil {
 		// A new key is stored like SET stores it (integers as integers).
 		db.Add(key, store.NewString(val))
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 		total = len(val)
 	} else {
 		if e.Kind() != store.KindString {
@@ -514,7 +515,7 @@ func appendCommand(c *Client, args [][]byte) {
 		total = len(buf)
 		db.Modified(key)
 	}
-	c.notify(NotifyString, "append", key)
+	c.notify(config.NotifyString, "append", key)
 	c.w.Int(int64(total))
 }
 
@@ -554,7 +555,7 @@ func setrangeCommand(c *Client, args [][]byte) {
 		buf := c.growString(e, int(offset)+len(val))
 		copy(buf[offset:], val)
 		db.Add(key, e)
-		c.notify(NotifyNew, "new", key)
+		c.notify(config.NotifyNew, "new", key)
 	} else {
 		if e.Kind() != store.KindString {
 			c.wrongType()
@@ -575,7 +576,7 @@ func setrangeCommand(c *Client, args [][]byte) {
 		copy(buf[offset:], val)
 		db.Modified(key)
 	}
-	c.notify(NotifyString, "setrange", key)
+	c.notify(config.NotifyString, "setrange", key)
 	c.w.Int(int64(e.Len()))
 }
 
@@ -686,7 +687,7 @@ func lcsCommand(c *Client, args [][]byte) {
 	}
 	alen, blen := len(a), len(b)
 	cells := uint64(alen+1) * uint64(blen+1)
-	if cells*4 > uint64(c.srv.cfg.maxBulkLen.Load()) {
+	if cells*4 > uint64(c.srv.cfg.MaxBulkLen.Load()) {
 		c.w.Error(errLCSMemory)
 		return
 	}

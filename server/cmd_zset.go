@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -99,7 +100,7 @@ func hexFloat(b []byte) string {
 // zsetFits reports whether a set of n members, the longest maxLen bytes,
 // stays in the compact encoding.
 func (c *Client) zsetFits(n, maxLen int) bool {
-	return int64(n) <= c.srv.cfg.zsetMaxEnt.Load() && int64(maxLen) <= c.srv.cfg.zsetMaxVal.Load()
+	return int64(n) <= c.srv.cfg.ZsetMaxEnt.Load() && int64(maxLen) <= c.srv.cfg.ZsetMaxVal.Load()
 }
 
 // zaddFlags are ZADD's options.
@@ -153,7 +154,7 @@ func (c *Client) zsetAdd(z *store.ZSet, member []byte, score float64, flags int)
 
 func (c *Client) newZsetKey(db *store.DB, key []byte, firstMember []byte) *store.ZSet {
 	z := store.NewZSet()
-	if c.srv.cfg.zsetMaxEnt.Load() == 0 || int64(len(firstMember)) > c.srv.cfg.zsetMaxVal.Load() {
+	if c.srv.cfg.ZsetMaxEnt.Load() == 0 || int64(len(firstMember)) > c.srv.cfg.ZsetMaxVal.Load() {
 		z.Convert()
 	}
 	db.Add(key, store.NewObject(store.KindZSet, unsafe.Pointer(z)))
@@ -259,9 +260,9 @@ notify:
 	if added+updated > 0 {
 		db.Modified(key)
 		if incr {
-			c.notify(NotifyZset, "zincr", key)
+			c.notify(config.NotifyZset, "zincr", key)
 		} else {
-			c.notify(NotifyZset, "zadd", key)
+			c.notify(config.NotifyZset, "zadd", key)
 		}
 	}
 }
@@ -273,7 +274,7 @@ func zincrbyCommand(c *Client, args [][]byte) { zaddGeneric(c, args, zaddIncr) }
 func (c *Client) zsetEmptied(db *store.DB, key []byte, z *store.ZSet) {
 	if z.Len() == 0 {
 		db.Delete(key)
-		c.notifyAt(db, NotifyGeneric, "del", key)
+		c.notifyAt(db, config.NotifyGeneric, "del", key)
 	}
 }
 
@@ -298,7 +299,7 @@ func zremCommand(c *Client, args [][]byte) {
 	}
 	if n > 0 {
 		db.Modified(args[1])
-		c.notify(NotifyZset, "zrem", args[1])
+		c.notify(config.NotifyZset, "zrem", args[1])
 		c.zsetEmptied(db, args[1], z)
 	}
 	c.w.Int(n)
@@ -559,7 +560,7 @@ func (c *Client) storeZset(dst []byte, items []store.ZItem, event string) {
 	if len(items) == 0 {
 		c.w.Int(0)
 		if db.Delete(dst) {
-			c.notify(NotifyGeneric, "del", dst)
+			c.notify(config.NotifyGeneric, "del", dst)
 		}
 		return
 	}
@@ -579,7 +580,7 @@ func (c *Client) storeZset(dst []byte, items []store.ZItem, event string) {
 	db.Set(dst, store.NewObject(store.KindZSet, unsafe.Pointer(z)), false)
 	c.srv.signalKeyAsReady(db, dst)
 	c.w.Int(int64(len(items)))
-	c.notify(NotifyZset, event, dst)
+	c.notify(config.NotifyZset, event, dst)
 }
 
 const (
@@ -826,7 +827,7 @@ func zremrangeGeneric(c *Client, args [][]byte, rangeType int) {
 	if hi > lo {
 		z.DeleteRange(lo, hi-1, nil)
 		db.Modified(args[1])
-		c.notify(NotifyZset, event, args[1])
+		c.notify(config.NotifyZset, event, args[1])
 		c.zsetEmptied(db, args[1], z)
 	}
 	c.w.Int(int64(hi - lo))
@@ -900,9 +901,9 @@ func zpop(c *Client, w *resp.Writer, db *store.DB, keys [][]byte, max bool, emit
 	}
 	db.Modified(key)
 	if max {
-		c.notifyAt(db, NotifyZset, "zpopmax", key)
+		c.notifyAt(db, config.NotifyZset, "zpopmax", key)
 	} else {
-		c.notifyAt(db, NotifyZset, "zpopmin", key)
+		c.notifyAt(db, config.NotifyZset, "zpopmin", key)
 	}
 	c.zsetEmptied(db, key, z)
 }

@@ -1,5 +1,11 @@
 package server
 
+import (
+	"errors"
+	"os"
+	"strings"
+)
+
 // Shared error replies, so the same text is never typed twice.
 const (
 	errWrongType     = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -27,4 +33,17 @@ func errArity(name string) string {
 
 func errInvalidExpire(name string) string {
 	return "ERR invalid expire time in '" + name + "' command"
+}
+
+// strerror returns the C library's text for a system call error.
+func strerror(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

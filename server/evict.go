@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
@@ -105,10 +106,10 @@ func (c *Client) growString(e *store.Entry, n int) []byte { return e.MutableRaw(
 // and the LFU parameters (at start-up and after CONFIG SET).
 func (s *Server) maxmemoryChanged() {
 	ev := s.ev
-	pol := s.cfg.mmPolicy.Load()
+	pol := parsePolicy(*s.cfg.MaxmemoryPolicy.Load())
 	ev.policy.Store(pol)
 	s.ks.SetLFU(pol&polLFU != 0)
-	s.ks.SetLFUParams(s.cfg.lfuLogFactor.Load(), s.cfg.lfuDecayTime.Load())
+	s.ks.SetLFUParams(s.cfg.LFULogFactor.Load(), s.cfg.LFUDecayTime.Load())
 	if ev.stopped.Load() {
 		return
 	}
@@ -122,7 +123,7 @@ func (s *Server) maxmemoryChanged() {
 // is.
 func (c *Client) evictAfterConfig() {
 	s := c.srv
-	if mm := s.cfg.maxMemory.Load(); mm == 0 || s.evictUsed() <= mm || s.ev.policy.Load()&polNoEviction != 0 {
+	if mm := s.cfg.MaxMemory.Load(); mm == 0 || s.evictUsed() <= mm || s.ev.policy.Load()&polNoEviction != 0 {
 		return
 	}
 	if s.performEvictions(c.slot, nil) == evictRunning {
@@ -133,7 +134,7 @@ func (c *Client) evictAfterConfig() {
 // wireEviction connects the configuration hook.
 func (s *Server) wireEviction() {
 	s.ev = newEvictState()
-	s.cfg.mmHook = s.maxmemoryChanged
+	s.cfg.Hooks.Maxmemory = s.maxmemoryChanged
 	s.maxmemoryChanged()
 }
 
@@ -143,7 +144,7 @@ func (s *Server) wireEviction() {
 // clients' writes, so INFO evicts again when it finds itself over (outside
 // a transaction or script, which hold keyspace locks).
 func (s *Server) infoUsedMemory(c *Client) int64 {
-	if mm := s.cfg.maxMemory.Load(); mm != 0 && s.evictUsed() > mm && c != nil && !c.inExec && !c.fromScript &&
+	if mm := s.cfg.MaxMemory.Load(); mm != 0 && s.evictUsed() > mm && c != nil && !c.inExec && !c.fromScript &&
 		s.lua.busySince.Load() == 0 {
 		s.performEvictions(c.slot, nil)
 	}
@@ -152,7 +153,7 @@ func (s *Server) infoUsedMemory(c *Client) int64 {
 
 // overMaxmemory reports whether used memory is above maxmemory.
 func (s *Server) overMaxmemory() bool {
-	mm := s.cfg.maxMemory.Load()
+	mm := s.cfg.MaxMemory.Load()
 	return mm != 0 && s.evictUsed() > mm
 }
 
@@ -226,7 +227,7 @@ func (s *Server) scriptDenyOOM(name string, args [][]byte) bool {
 // maxmemory (Redis's performEvictions).
 func (s *Server) performEvictions(slot int, by *Client) int {
 	ev := s.ev
-	mm := s.cfg.maxMemory.Load()
+	mm := s.cfg.MaxMemory.Load()
 	if mm == 0 || s.evictUsed() <= mm {
 		return evictOK
 	}
@@ -245,7 +246,7 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 	}
 	tofree := used - mm
 	ev.evictor = by
-	limit := evictionTimeLimit(s.cfg.evictTenacity.Load())
+	limit := evictionTimeLimit(s.cfg.EvictTenacity.Load())
 	start := time.Now()
 	ks := s.ks
 	ks.Lock.RLock(slot)
@@ -263,8 +264,8 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 		}
 		keys++
 		ev.evicted.Add(1)
-		if flags := s.cfg.notifyFlags.Load(); flags&NotifyEvicted != 0 {
-			s.notifyDB(nil, dbi, NotifyEvicted, flags, "evicted", []byte(key))
+		if flags := s.cfg.NotifyFlags.Load(); flags&config.NotifyEvicted != 0 {
+			s.notifyDB(nil, dbi, config.NotifyEvicted, flags, "evicted", []byte(key))
 		}
 		if keys%16 == 0 && time.Since(start) > limit {
 			if s.evictUsed() > mm {
@@ -355,7 +356,7 @@ func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
 		ev.nothingLeft = true
 		return 0, "", false
 	}
-	samples := int(max(1, s.cfg.evictSamples.Load()))
+	samples := int(max(1, s.cfg.EvictSamples.Load()))
 	for {
 		total := 0
 		for i := 0; i < n; i++ {

@@ -36,7 +36,7 @@ type latencyMonitor struct {
 // addIfNeeded records ms for event when monitoring is on and ms reaches
 // the threshold.
 func (s *Server) latencyAddIfNeeded(event string, ms int64) {
-	if th := s.cfg.latencyThresh.Load(); th > 0 && ms >= th {
+	if th := s.cfg.LatencyThresh.Load(); th > 0 && ms >= th {
 		s.latmon.add(event, ms, time.Now().Unix())
 	}
 }

@@ -119,7 +119,7 @@ func (s *slotStats) recordLatency(cmd *Command, ns int64) {
 func (s *Server) writeLatencyStats(b *strings.Builder) {
 	var pcts []float64
 	var names []string
-	for _, f := range strings.Fields(showPercentiles(s.cfg)) {
+	for _, f := range strings.Fields(s.cfg.Get("latency-tracking-info-percentiles")) {
 		p, err := strconv.ParseFloat(f, 64)
 		if err == nil {
 			pcts, names = append(pcts, p), append(names, f)

@@ -606,7 +606,7 @@ func (l *loop) received(c *Client, buf []byte, n int, own bool) {
 	c.lastIO.Store(time.Now().UnixMilli())
 	if c.blocked {
 		// Input is held until the block ends; only the limit applies.
-		if int64(len(c.qbuf)) > l.srv.cfg.qbufLimit.Load() {
+		if int64(len(c.qbuf)) > l.srv.cfg.QbufLimit.Load() {
 			l.close(c)
 		}
 		return
@@ -629,7 +629,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		if c.repliesOverLimit() {
 			break
 		}
-		if lim := l.srv.cfg.outLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && c.ps.total() == 0 {
+		if lim := l.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && c.ps.total() == 0 {
 			// With a normal-class limit, a batch's replies go out together
 			// once the batch is done, as in Redis, so that a batch whose
 			// replies pass the limit sends none of them.
@@ -668,7 +668,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
 	}
 	c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
-	if int64(len(c.qbuf)) > l.srv.cfg.qbufLimit.Load() {
+	if int64(len(c.qbuf)) > l.srv.cfg.QbufLimit.Load() {
 		l.srv.Warnf("Closing client that reached max query buffer length (qbuf=%d)", len(c.qbuf))
 		l.close(c)
 		return
@@ -877,7 +877,7 @@ func (l *loop) cron(now time.Time) {
 			l.close(c)
 		}
 	}
-	timeout := l.srv.cfg.timeoutSec.Load()
+	timeout := l.srv.cfg.TimeoutSec.Load()
 	if timeout <= 0 {
 		return
 	}

@@ -279,7 +279,7 @@ func (c *Client) releaseMem() {
 // still connected.
 func (c *Client) memChanged() bool {
 	c.refreshOwnMemory()
-	if c.updateMem() && c.srv.cfg.maxmemClients.Load() != 0 {
+	if c.updateMem() && c.srv.cfg.MaxmemClients.Load() != 0 {
 		c.srv.evictClients()
 		return !c.evicted.Load()
 	}
@@ -306,11 +306,11 @@ func (c *Client) clientEvictCheck() bool {
 // clientsLimit is maxmemory-clients in bytes (0: no limit): an absolute
 // figure, or a percentage of maxmemory.
 func (s *Server) clientsLimit() int64 {
-	v := s.cfg.maxmemClients.Load()
+	v := s.cfg.MaxmemClients.Load()
 	if v >= 0 {
 		return v
 	}
-	return s.cfg.maxMemory.Load() * -v / 100
+	return s.cfg.MaxMemory.Load() * -v / 100
 }
 
 // evictable reports whether maxmemory-clients may evict c
@@ -427,7 +427,7 @@ func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *st
 	dataset := used - min(used, overhead)
 	startup := uint64(mem.startup)
 	net := max(1, used-min(used, startup))
-	maxmem := uint64(s.cfg.maxMemory.Load())
+	maxmem := uint64(s.cfg.MaxMemory.Load())
 	frag := 0.0
 	if used > 0 {
 		frag = float64(m.rss) / float64(used)

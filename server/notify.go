@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/resp"
 )
 
@@ -11,7 +12,7 @@ import (
 // "__keyspace@<db>__:<key>" carries the event, "__keyevent@<db>__:<event>"
 // carries the key.
 func (c *Client) notify(class int64, event string, key []byte) {
-	flags := c.srv.cfg.notifyFlags.Load()
+	flags := c.srv.cfg.NotifyFlags.Load()
 	if flags == 0 || flags&class == 0 {
 		return
 	}
@@ -32,14 +33,14 @@ func (s *Server) notifyDB(from *Client, db int, class, flags int64, event string
 		return
 	}
 	var buf [64]byte
-	if flags&NotifyKeyspace != 0 {
+	if flags&config.NotifyKeyspace != 0 {
 		ch := append(buf[:0], "__keyspace@"...)
 		ch = strconv.AppendInt(ch, int64(db), 10)
 		ch = append(ch, "__:"...)
 		ch = append(ch, key...)
 		s.publish(from, ch, []byte(event), false)
 	}
-	if flags&NotifyKeyevent != 0 {
+	if flags&config.NotifyKeyevent != 0 {
 		ch := append(buf[:0], "__keyevent@"...)
 		ch = strconv.AppendInt(ch, int64(db), 10)
 		ch = append(ch, "__:"...)
@@ -50,11 +51,11 @@ func (s *Server) notifyDB(from *Client, db int, class, flags int64, event string
 
 // notifyExpired is the store's expiry hook: "expired" events (class x).
 func (s *Server) notifyExpired(db int, key []byte) {
-	flags := s.cfg.notifyFlags.Load()
-	if flags&NotifyExpired == 0 {
+	flags := s.cfg.NotifyFlags.Load()
+	if flags&config.NotifyExpired == 0 {
 		return
 	}
-	s.notifyDB(nil, db, NotifyExpired, flags, "expired", key)
+	s.notifyDB(nil, db, config.NotifyExpired, flags, "expired", key)
 }
 
 // pushMessage encodes a pub/sub message for a client of protocol proto.

@@ -63,7 +63,7 @@ func (s *Server) wirePersistence() {
 			}
 		}
 	}
-	s.cfg.appendonlyHook = s.setAppendOnly
+	s.cfg.Hooks.Appendonly = s.setAppendOnly
 }
 
 // fatalExit stops the process when it cannot keep its promises (an AOF
@@ -77,7 +77,7 @@ func (s *Server) fatalExit() {
 
 // setAppendOnly applies CONFIG SET appendonly at run time.
 func (s *Server) setAppendOnly(on bool) error {
-	if !s.cfg.running.Load() {
+	if !s.cfg.Running.Load() {
 		return nil // start-up: LoadDataFile opens it
 	}
 	if on {

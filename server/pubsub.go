@@ -374,9 +374,9 @@ func releaseMemorySoon() {
 
 func (c *Client) overOutputLimit(size int64) bool {
 	cfg := c.srv.cfg
-	hard, soft, secs := cfg.outLimitHard.Load(), cfg.outLimitSoft.Load(), cfg.outLimitSecs.Load()
+	hard, soft, secs := cfg.OutLimitHard.Load(), cfg.OutLimitSoft.Load(), cfg.OutLimitSecs.Load()
 	if c.ps.total() > 0 {
-		hard, soft, secs = cfg.pubLimitHard.Load(), cfg.pubLimitSoft.Load(), cfg.pubLimitSecs.Load()
+		hard, soft, secs = cfg.PubLimitHard.Load(), cfg.PubLimitSoft.Load(), cfg.PubLimitSecs.Load()
 	}
 	if hard > 0 && size > hard {
 		return true

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/repl"
@@ -125,7 +126,7 @@ func (s *Server) wireReplication() {
 		s.replClientClosed(c)
 	}
 	if v := s.cfg.Get("replicaof"); v != "" {
-		if a := splitArgs(v); len(a) == 2 && !(strings.EqualFold(a[0], "no") && strings.EqualFold(a[1], "one")) {
+		if a := config.SplitList(v); len(a) == 2 && !(strings.EqualFold(a[0], "no") && strings.EqualFold(a[1], "one")) {
 			port, _ := strconv.Atoi(a[1])
 			s.replicaOf(a[0], port, true)
 		}
@@ -173,7 +174,7 @@ func (r *replState) feedLocked(dbi int, args [][]byte) {
 // whether it was.
 func (s *Server) replicaOverLimit(rp *repl.Replica) bool {
 	cfg := s.cfg
-	if !rp.OverLimit(cfg.replLimit[0].Load(), cfg.replLimit[1].Load(), cfg.replLimit[2].Load(), s.backlogSize()) {
+	if !rp.OverLimit(cfg.ReplLimit[0].Load(), cfg.ReplLimit[1].Load(), cfg.ReplLimit[2].Load(), s.backlogSize()) {
 		return false
 	}
 	if c := rp.Conn.(clientConn).c; !c.closeASAP.Load() {
@@ -211,7 +212,7 @@ func (s *Server) replCron() {
 		s.replicaCron()
 		s.masterCron(ticks / 10)
 		s.ks.Lock.RUnlock(s.goSlot)
-		r.good.Store(r.m.Good(s.cfg.minReplicasLag.Load()))
+		r.good.Store(r.m.Good(s.cfg.MinReplicasLag.Load()))
 	}
 }
 
@@ -490,7 +491,7 @@ func replconfCommand(c *Client, args [][]byte) {
 				return
 			}
 		case eq(opt, "rdb-filter-only"):
-			for _, f := range splitArgs(string(val)) {
+			for _, f := range config.SplitList(string(val)) {
 				if !strings.EqualFold(f, "functions") {
 					c.w.Error("ERR Unsupported rdb-filter-only option: " + f)
 					return
@@ -672,7 +673,7 @@ func (s *Server) infoReplication(f func(format string, args ...any)) {
 	} else {
 		f("role:master")
 	}
-	good := s.cfg.minReplicas.Load() != 0 && s.cfg.minReplicasLag.Load() != 0
+	good := s.cfg.MinReplicas.Load() != 0 && s.cfg.MinReplicasLag.Load() != 0
 	fo := s.failoverState()
 	r.lock()
 	defer r.unlock()

@@ -148,7 +148,7 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 		return "ERR Write commands are not allowed from read-only scripts."
 	}
 	if cmd.Flags&cmdspec.DenyOOM != 0 && !run.wrote && run.caller != nil && run.caller.preOOM &&
-		!run.caller.scriptAllowOOM && srv.cfg.maxMemory.Load() != 0 {
+		!run.caller.scriptAllowOOM && srv.cfg.MaxMemory.Load() != 0 {
 		// Over maxmemory when the script began, and no write yet
 		// (scriptVerifyOOM).
 		return errOOM
@@ -288,7 +288,7 @@ func (st *scriptingState) execute(c *Client, name string, eval, readOnly bool) {
 	st.cur = run
 	st.running.Store(run)
 	st.busySince.Store(nanotime())
-	threshold := time.Duration(st.srv.cfg.busyThreshold.Load()) * time.Millisecond
+	threshold := time.Duration(st.srv.cfg.BusyThreshold.Load()) * time.Millisecond
 	st.srv.whileHeld(c, threshold, st.eng.Run)
 	st.busySince.Store(0)
 	st.mu.Lock()
@@ -411,7 +411,7 @@ func (s *Server) busyText() string {
 // than the allow_busy ones get BUSY instead of waiting for the lock.
 func (c *Client) busyReject(cmd *Command, since int64) bool {
 	srv := c.srv
-	th := srv.cfg.busyThreshold.Load()
+	th := srv.cfg.BusyThreshold.Load()
 	if th <= 0 || nanotime()-since < th*1e6 {
 		return false
 	}
@@ -453,7 +453,7 @@ func (s *Server) cachedScripts() int { return s.lua.eng.NumScripts() }
 func (s *Server) slowScriptCheck() {
 	st := &s.lua
 	since := st.busySince.Load()
-	threshold := s.cfg.busyThreshold.Load()
+	threshold := s.cfg.BusyThreshold.Load()
 	if since == 0 || since == s.slowLogged || threshold <= 0 {
 		return
 	}

@@ -133,7 +133,7 @@ func New(cfg *Config) *Server {
 	if cfg == nil {
 		cfg = NewConfig()
 	}
-	nloops := cfg.loopsWanted
+	nloops := cfg.LoopsWanted
 	if nloops == 0 {
 		// One event loop per two CPUs: the kernel's network stack (and,
 		// on a small machine, the clients) needs the other half. Measured
@@ -141,7 +141,7 @@ func New(cfg *Config) *Server {
 		// request than redis-server and two used more, with worse p99.
 		nloops = max(1, runtime.GOMAXPROCS(0)/2)
 	}
-	if !eventLoopsSupported || cfg.loopsWanted < 0 {
+	if !eventLoopsSupported || cfg.LoopsWanted < 0 {
 		nloops = 0
 	}
 	dbs, _ := strconv.Atoi(cfg.Get("databases"))
@@ -155,7 +155,7 @@ func New(cfg *Config) *Server {
 		runID:   randomHex(40),
 	}
 	s.SetLogWriter(os.Stderr)
-	cfg.listenHook = s.applyListen
+	cfg.Hooks.Listen = s.applyListen
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.ks = store.New(dbs, nloops+1)
 	if cfg.Get("cluster-enabled") == "yes" {
@@ -217,7 +217,7 @@ func (s *Server) Addrs() []net.Addr {
 // failure is logged as redis-server logs it and returned wrapping
 // ErrTLSConfig.
 func (s *Server) Start() error {
-	if s.cfg.tlsWanted() {
+	if s.cfg.TLSWanted() {
 		if err := s.configureTLS(); err != nil {
 			s.Warnf("%v", ErrTLSConfig)
 			return fmt.Errorf("%w: %v", ErrTLSConfig, err)
@@ -283,7 +283,7 @@ func (s *Server) Serve(lns ...net.Listener) error {
 		s.addrs = append(s.addrs, ln.Addr())
 	}
 	s.lnMu.Unlock()
-	s.cfg.running.Store(true)
+	s.cfg.Running.Store(true)
 	if s.cfg.Get("cluster-enabled") == "yes" {
 		if err := s.startCluster(); err != nil {
 			closeAll(lns)
@@ -303,7 +303,7 @@ func (s *Server) Serve(lns ...net.Listener) error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.hz.Load()) }, s.activeExpireOff.Load, func(d time.Duration) {
+		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.Hz.Load()) }, s.activeExpireOff.Load, func(d time.Duration) {
 			s.latencyAddIfNeeded("expire-cycle", d.Milliseconds())
 		}, s.stopCh)
 	}()
@@ -360,7 +360,7 @@ func (s *Server) cron() {
 		if s.cluster != nil {
 			s.clusterRedirectBlocked()
 		}
-		timeout := s.cfg.timeoutSec.Load()
+		timeout := s.cfg.TimeoutSec.Load()
 		if timeout <= 0 {
 			continue
 		}
@@ -381,7 +381,7 @@ func (s *Server) cron() {
 // before the client is visible to other goroutines (through s.clients):
 // drivers set the client's hooks and fd there.
 func (s *Server) newClient(slot int, addr, laddr string, unix bool, setup func(c *Client)) *Client {
-	if s.nconns.Add(1) > s.cfg.maxClients.Load() {
+	if s.nconns.Add(1) > s.cfg.MaxClients.Load() {
 		s.nconns.Add(-1)
 		s.stats[slot].rejectedConns.Add(1)
 		return nil
@@ -390,7 +390,7 @@ func (s *Server) newClient(slot int, addr, laddr string, unix bool, setup func(c
 	c.ID = s.nextID.Add(1)
 	c.w.Proto = 2
 	c.w.OnError = s.countError
-	c.authed = s.cfg.requirePass() == ""
+	c.authed = s.cfg.RequirePass() == ""
 	c.implicitAuth = c.authed
 	c.lastIO.Store(time.Now().UnixMilli())
 	if setup != nil {
@@ -476,11 +476,6 @@ func randomHex(n int) string {
 		}
 	}
 	return fmt.Sprintf("%x", b)
-}
-
-func workDir() string {
-	d, _ := os.Getwd()
-	return d
 }
 
 // SetLogWriter sends the server's log to w, one line per message in

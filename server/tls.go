@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,36 +42,6 @@ func (s *Server) ClusterTLS() (server, client *tls.Config, ok bool) {
 	return ctx.ServerConfig(tlsconf.AuthYes), ctx.ClientConfig(), true
 }
 
-// tlsWanted reports whether the configuration needs TLS set up: a TLS
-// port, or TLS for replication or the cluster bus, as Redis decides.
-func (cfg *Config) tlsWanted() bool {
-	return cfg.Get("tls-port") != "0" || cfg.Get("tls-replication") == "yes" || cfg.Get("tls-cluster") == "yes"
-}
-
-// tlsSettings gathers the tls-* directives for tlsconf.
-func (cfg *Config) tlsSettings() tlsconf.Settings {
-	atoi := func(name string) int { n, _ := strconv.Atoi(cfg.Get(name)); return n }
-	return tlsconf.Settings{
-		CertFile:            cfg.Get("tls-cert-file"),
-		KeyFile:             cfg.Get("tls-key-file"),
-		KeyFilePass:         cfg.Get("tls-key-file-pass"),
-		ClientCertFile:      cfg.Get("tls-client-cert-file"),
-		ClientKeyFile:       cfg.Get("tls-client-key-file"),
-		ClientKeyFilePass:   cfg.Get("tls-client-key-file-pass"),
-		DHParamsFile:        cfg.Get("tls-dh-params-file"),
-		CACertFile:          cfg.Get("tls-ca-cert-file"),
-		CACertDir:           cfg.Get("tls-ca-cert-dir"),
-		Protocols:           cfg.Get("tls-protocols"),
-		Ciphers:             cfg.Get("tls-ciphers"),
-		Ciphersuites:        cfg.Get("tls-ciphersuites"),
-		PreferServerCiphers: cfg.Get("tls-prefer-server-ciphers") == "yes",
-		SessionCaching:      cfg.Get("tls-session-caching") == "yes",
-		SessionCacheSize:    atoi("tls-session-cache-size"),
-		SessionCacheTimeout: atoi("tls-session-cache-timeout"),
-		NeedCA:              cfg.Get("tls-auth-clients") != "no" || cfg.Get("tls-cluster") == "yes" || cfg.Get("tls-replication") == "yes",
-	}
-}
-
 // ErrTLSConfig is returned (wrapped) by Start when the TLS configuration
 // cannot be loaded; the reason is in the log, as redis-server's is.
 var ErrTLSConfig = errors.New("Failed to configure TLS. Check logs for more info.")
@@ -81,7 +49,7 @@ var ErrTLSConfig = errors.New("Failed to configure TLS. Check logs for more info
 // configureTLS loads the TLS configuration from the directives and puts it
 // in force; on failure it logs Redis's line and keeps the one in force.
 func (s *Server) configureTLS() error {
-	ctx, err := tlsconf.Load(s.cfg.tlsSettings())
+	ctx, err := tlsconf.Load(s.cfg.TLSSettings())
 	if err != nil {
 		s.Warnf("%v", err)
 		return err
@@ -154,81 +122,13 @@ type ListenError struct {
 func (e *ListenError) Error() string { return e.Err.Error() }
 func (e *ListenError) Unwrap() error { return e.Err }
 
-// applyTLSConfig is CONFIG SET's hook for the tls-* directives, run once
-// after all of a command's values are set, as Redis's applyTlsCfg: the
-// whole TLS configuration is loaded again (new connections use it,
-// certificate files included) when TLS is in use; a failure keeps the one
-// in force.
-func applyTLSConfig(cfg *Config) error {
-	if cfg.tlsHook == nil || !cfg.tlsWanted() {
-		return nil
-	}
-	if err := cfg.tlsHook(); err != nil {
-		return errors.New("Unable to update TLS configuration. Check server logs.")
-	}
-	return nil
-}
-
-// applyTLSPort is CONFIG SET tls-port's hook: TLS is configured if it was
-// not, then the TLS listeners move to the new port (0: none).
-func applyTLSPort(cfg *Config) error {
-	if cfg.tlsHook == nil {
-		return nil
-	}
-	if cfg.tlsLoaded != nil && !cfg.tlsLoaded() {
-		if err := cfg.tlsHook(); err != nil {
-			return errors.New("Unable to update TLS configuration. Check server logs.")
-		}
-	}
-	if cfg.listenTLSHook != nil {
-		if err := cfg.listenTLSHook(splitArgs(cfg.Get("bind")), cfg.Get("tls-port")); err != nil {
-			return errors.New("Unable to listen on this port. Check server logs.")
-		}
-	}
-	return nil
-}
-
-// laterHook is a hook CONFIG SET runs once after all of its values are
-// set (see param.later).
-type laterHook struct{ fn func(*Config) error }
-
-// The TLS hooks (filled in by init: they read the configuration table
-// that names them).
-var tlsConfigHook, tlsPortHook = &laterHook{}, &laterHook{}
-
-func init() {
-	tlsConfigHook.fn = applyTLSConfig
-	tlsPortHook.fn = applyTLSPort
-}
-
-// runLater runs the hooks of the directives a CONFIG SET changed that
-// apply only after all of its values are set (each hook once, in order),
-// as Redis applies its configs. On failure it returns the error and the
-// index of the directive whose hook failed.
-func (cfg *Config) runLater(ps []*param) (int, error) {
-	if !cfg.running.Load() {
-		return 0, nil
-	}
-	var ran []*laterHook
-	for i, p := range ps {
-		if p.later == nil || slices.Contains(ran, p.later) {
-			continue
-		}
-		ran = append(ran, p.later)
-		if err := p.later.fn(cfg); err != nil {
-			return i, err
-		}
-	}
-	return 0, nil
-}
-
 // wireTLS connects the configuration's TLS hooks to the server.
 func (s *Server) wireTLS() {
-	s.cfg.tlsHook = s.configureTLS
-	s.cfg.tlsLoaded = func() bool { return s.tls.ctx.Load() != nil }
-	s.cfg.listenTLSHook = func(bind []string, port string) error { return s.relisten(bind, port, true) }
+	s.cfg.Hooks.LoadTLS = s.configureTLS
+	s.cfg.Hooks.TLSLoaded = func() bool { return s.tls.ctx.Load() != nil }
+	s.cfg.Hooks.ListenTLS = func(bind []string, port string) error { return s.relisten(bind, port, true) }
 	s.tls.auth.Store(int64(tlsconf.ParseAuthClients(s.cfg.Get("tls-auth-clients"))))
-	s.cfg.tlsAuthHook = func(v string) { s.tls.auth.Store(int64(tlsconf.ParseAuthClients(v))) }
+	s.cfg.Hooks.TLSAuthClients = func(v string) { s.tls.auth.Store(int64(tlsconf.ParseAuthClients(v))) }
 	// MIGRATE speaks TLS to its target with tls-cluster, as Redis's does.
 	s.migrate.Wrap = func(conn net.Conn, timeout time.Duration) (net.Conn, error) {
 		if s.cfg.Get("tls-cluster") != "yes" {

@@ -504,7 +504,7 @@ func (c *Client) trackRememberKeys(keys [][]byte) bool {
 		}
 	}
 	t.updateLive()
-	maxKeys := c.srv.cfg.trackingMaxKeys.Load()
+	maxKeys := c.srv.cfg.TrackingMaxKeys.Load()
 	return maxKeys > 0 && int64(len(t.keys)) > maxKeys
 }
 
@@ -619,7 +619,7 @@ func (s *Server) invalidateTrackers(key []byte, ids map[int64]struct{}) {
 // and from the cron.
 func (s *Server) trackingLimitKeys() {
 	t := &s.tracking
-	maxKeys := s.cfg.trackingMaxKeys.Load()
+	maxKeys := s.cfg.TrackingMaxKeys.Load()
 	if maxKeys <= 0 || t.clients.Load() == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"bufio"
@@ -13,16 +13,20 @@ import (
 	"github.com/sluicedb/sluice/internal/sdsargs"
 )
 
-// ConfigError is an invalid directive, reported as redis-server does.
-type ConfigError struct {
+// Version is the server's version, which Error names; the server
+// sets it.
+var Version string
+
+// Error is an invalid directive, reported as redis-server does.
+type Error struct {
 	Line int
 	Text string
 	Msg  string
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("\n*** FATAL CONFIG FILE ERROR (Sluice %s) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s",
-		SluiceVersion, e.Line, e.Text, e.Msg)
+		Version, e.Line, e.Text, e.Msg)
 }
 
 // deprecatedDirectives are accepted and ignored, as Redis 7.0 does.
@@ -45,17 +49,17 @@ func (cfg *Config) LoadConfig(r io.Reader) error {
 		}
 		args, ok := splitConfigArgs(text)
 		if !ok {
-			return &ConfigError{line, text, "Unbalanced quotes in configuration line"}
+			return &Error{line, text, "Unbalanced quotes in configuration line"}
 		}
 		if len(args) == 0 {
 			continue
 		}
 		if err := cfg.applyDirective(args); err != nil {
-			var ce *ConfigError
+			var ce *Error
 			if errors.As(err, &ce) {
 				return err // from an included file
 			}
-			return &ConfigError{line, text, err.Error()}
+			return &Error{line, text, err.Error()}
 		}
 	}
 	return sc.Err()
@@ -151,7 +155,7 @@ func (cfg *Config) applyDirective(args []string) error {
 		}
 		if name == "io-threads" {
 			if n, err := strconv.Atoi(vals[0]); err == nil {
-				cfg.loopsWanted = n
+				cfg.LoopsWanted = n
 			}
 		}
 		v := strings.Join(vals, " ")
@@ -189,12 +193,12 @@ func (cfg *Config) applyDirective(args []string) error {
 		if err != nil || n < 0 {
 			return errors.New("argument couldn't be parsed into an integer")
 		}
-		cfg.loopsWanted = n
+		cfg.LoopsWanted = n
 		return nil
 	case name == "rename-command" && len(vals) == 2:
 		return errors.New("rename-command is not supported by Sluice")
 	case name == "user" && len(vals) >= 1:
-		return cfg.acl.AddConfigUser(vals)
+		return cfg.ACL.AddConfigUser(vals)
 	case name == "loadmodule" && len(vals) >= 1:
 		return errors.New("modules are not supported by Sluice")
 	case name == "sentinel":
