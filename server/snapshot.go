@@ -183,15 +183,7 @@ func (s *Server) rdbEnc() rdb.Enc {
 // name and value.
 func (s *Server) recordEncoder(enc rdb.Enc) store.Encoder {
 	return func(dst, key []byte, e *store.Entry, expire int64) []byte {
-		typ, ok := rdbType(e)
-		if !ok {
-			return dst // no other types exist in the store
-		}
-		if expire != 0 {
-			dst = rdb.AppendExpireMs(dst, expire)
-		}
-		dst = rdb.AppendKey(dst, typ, key)
-		return s.appendValue(enc, dst, e)
+		return enc.Record(dst, key, e, expire, int(s.cfg.listPackSize.Load()))
 	}
 }
 
