@@ -105,7 +105,7 @@ func (s *Server) feedOps(dbi int, ops [][][]byte) {
 }
 
 func (s *Server) feedOpsTo(dbi int, ops [][][]byte, toAOF bool) {
-	if s.loading.on.Load() {
+	if s.loading.On.Load() {
 		return
 	}
 	r := &s.repl
@@ -125,7 +125,7 @@ func (s *Server) feedOpsTo(dbi int, ops [][][]byte, toAOF bool) {
 // feedOne emits a single command and records the stream's offset as the
 // client's last write (WAIT).
 func (s *Server) feedOne(c *Client, dbi int, args [][]byte, toAOF bool) {
-	if s.loading.on.Load() {
+	if s.loading.On.Load() {
 		return
 	}
 	r := &s.repl
@@ -150,7 +150,7 @@ type pendOp struct {
 // replFeedDel feeds the removal of an expired or evicted key: UNLINK when
 // the lazyfree directive named is on, else DEL.
 func (s *Server) replFeedDel(dbi int, key []byte, lazyDirective string) {
-	if s.replLink() != nil || s.loading.on.Load() {
+	if s.replLink() != nil || s.loading.On.Load() {
 		return // a replica's keys go when its master says so
 	}
 	cmd := "DEL"
@@ -170,7 +170,7 @@ func (s *Server) flushPending(p *replPending, owner *Client) {
 	if p == nil || len(p.ops) == 0 {
 		return
 	}
-	if s.loading.on.Load() {
+	if s.loading.On.Load() {
 		p.ops, p.buf = p.ops[:0], p.buf[:0]
 		return
 	}
@@ -251,7 +251,7 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 		// replicas.
 		defer s.noteReplicaWrite(c, cmd, args)
 	}
-	if flags&replFeed == 0 || s.loading.on.Load() || flags&replReadOnly != 0 && !s.fx.aof.Load() {
+	if flags&replFeed == 0 || s.loading.On.Load() || flags&replReadOnly != 0 && !s.fx.aof.Load() {
 		cmd.Fn(c, args)
 		return
 	}
