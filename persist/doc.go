@@ -9,6 +9,9 @@
 // (Dataset: a point-in-time snapshot walked while clients are served, an
 // image encoded whole, or the live tables under the exclusive lock). The
 // server hands it the effects of write commands (Feed), its part of an
-// image's metadata, and a way to run commands and load RDB files when the
-// files are replayed (Replayer).
+// image's metadata, and a way to run commands when the files are
+// replayed (Replayer); RDB files load into the store through LoadRDB,
+// with the server's RDBSink. The rules of the effects stream
+// are here too (effects.go: Verbatim, Rewrite, BlockingAsPlain): what a
+// write is emitted as, to the AOF and to replicas alike.
 package persist
