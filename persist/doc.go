@@ -5,8 +5,13 @@
 // replays the files at start-up, and RDB files written through a child
 // process as Redis's forked saves are.
 //
-// The package knows files and formats, not the keyspace: the server hands
-// it the effects of write commands (Feed), images of the dataset as RDB
-// records (Image), and a way to run commands and load RDB files when the
-// files are replayed (Loader).
+// It also takes the images of the store those files are written from
+// (Dataset: a point-in-time snapshot walked while clients are served, an
+// image encoded whole, or the live tables under the exclusive lock). The
+// server hands it the effects of write commands (Feed), its part of an
+// image's metadata, and a way to run commands when the files are
+// replayed (Replayer); RDB files load into the store through LoadRDB,
+// with the server's RDBSink. The rules of the effects stream
+// are here too (effects.go: Verbatim, Rewrite, BlockingAsPlain): what a
+// write is emitted as, to the AOF and to replicas alike.
 package persist

@@ -2,11 +2,8 @@ package server
 
 import (
 	"errors"
-	"math"
-	"strconv"
-	"unsafe"
-
 	"github.com/sluicedb/sluice/config"
+
 	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/store"
 )
@@ -39,91 +36,16 @@ func dumpCommand(c *Client, args [][]byte) {
 	c.w.Bulk(p)
 }
 
-// dumpPayload serializes e as Redis 7.0 would for the same encoding:
-// listpack for small hashes and sorted sets, intset for integer sets, a
-// quicklist of listpacks for lists.
+// dumpPayload serializes e as Redis 7.0 would for the same encoding
+// (rdb.Dump).
 func (c *Client) dumpPayload(e *store.Entry) []byte {
-	typ, ok := rdbType(e)
-	if !ok {
-		return nil
-	}
-	return rdb.Finish(c.srv.appendRDBValue([]byte{typ}, e))
-}
-
-// rdbType returns the RDB object type Redis 7.0 writes for e's encoding.
-func rdbType(e *store.Entry) (byte, bool) {
-	switch e.Kind() {
-	case store.KindString:
-		return rdb.TypeString, true
-	case store.KindList:
-		return rdb.TypeListQuicklist2, true
-	case store.KindSet:
-		if e.AsSet().IsIntset() {
-			return rdb.TypeSetIntset, true
-		}
-		return rdb.TypeSet, true
-	case store.KindHash:
-		if e.AsHash().IsListpack() {
-			return rdb.TypeHashListpack, true
-		}
-		return rdb.TypeHash, true
-	case store.KindZSet:
-		if e.AsZSet().Compact() {
-			return rdb.TypeZSetListpack, true
-		}
-		return rdb.TypeZSet2, true
-	case store.KindStream:
-		return rdb.TypeStreamLP2, true
-	}
-	return 0, false
+	return rdb.Dump(e, int(c.srv.cfg.ListPackSize.Load()))
 }
 
 // appendRDBValue appends the body of e's value (what follows the type
-// byte rdbType gives, in a DUMP payload or an RDB file).
+// byte rdb.EntryType gives, in a DUMP payload or an RDB file).
 func (s *Server) appendRDBValue(dst []byte, e *store.Entry) []byte {
-	return s.appendValue(rdb.Enc{}, dst, e)
-}
-
-// appendValue is appendRDBValue with the encoder's options.
-func (s *Server) appendValue(enc rdb.Enc, dst []byte, e *store.Entry) []byte {
-	switch e.Kind() {
-	case store.KindString:
-		if e.IsInt() {
-			return rdb.AppendInt(dst, e.Int())
-		}
-		return enc.String(dst, e.Bytes(nil))
-	case store.KindList:
-		l := e.AsList()
-		return enc.List(dst, int(s.cfg.ListPackSize.Load()), func(yield func([]byte) bool) {
-			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
-		})
-	case store.KindSet:
-		set := e.AsSet()
-		if set.IsIntset() {
-			return enc.Intset(dst, set.Ints())
-		}
-		return enc.Set(dst, set.Len(), set.ForEach)
-	case store.KindHash:
-		h := e.AsHash()
-		if h.IsListpack() {
-			return enc.HashListpack(dst, h.ForEach)
-		}
-		return enc.Hash(dst, h.Len(), h.ForEach)
-	case store.KindZSet:
-		z := e.AsZSet()
-		items := func(rank int, reverse bool) func(func([]byte, float64) bool) {
-			return func(yield func([]byte, float64) bool) {
-				z.Iter(rank, reverse, func(it store.ZItem) bool { return yield(strBytes(it.Member), it.Score) })
-			}
-		}
-		if z.Compact() {
-			return enc.ZSetListpack(dst, items(0, false))
-		}
-		return enc.ZSet(dst, z.Len(), items(z.Len()-1, true))
-	case store.KindStream:
-		return appendStreamRDB(dst, e.AsStream())
-	}
-	return dst
+	return rdb.Enc{}.Entry(dst, e, int(s.cfg.ListPackSize.Load()))
 }
 
 func restoreCommand(c *Client, args [][]byte) {
@@ -238,84 +160,14 @@ func restoreCommand(c *Client, args [][]byte) {
 func (c *Client) restoredEntry(v *rdb.Value) *store.Entry { return c.srv.entryFromRDB(v) }
 
 // entryFromRDB builds the entry of a decoded value (RESTORE, RDB loading).
-func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry {
+func (s *Server) entryFromRDB(v *rdb.Value) *store.Entry { return rdb.NewEntry(v, s.rdbLimits()) }
+
+// rdbLimits are the encoding limits decoded values are built under.
+func (s *Server) rdbLimits() rdb.Limits {
 	cfg := s.cfg
-	switch v.Kind() {
-	case rdb.KindString:
-		if v.IsInt {
-			return store.NewInt(v.Int)
-		}
-		return store.NewString(v.Str)
-
-	case rdb.KindList:
-		l := store.NewList(int(cfg.ListPackSize.Load()))
-		for _, el := range v.Elems {
-			l.PushBack(el)
-		}
-		return store.NewObject(store.KindList, unsafe.Pointer(l))
-
-	case rdb.KindSet:
-		maxIntset := int(cfg.SetMaxIntset.Load())
-		set := store.NewIntSet()
-		if v.Type == rdb.TypeSetIntset {
-			var tmp [24]byte
-			for _, n := range v.Ints {
-				set.Add(strconv.AppendInt(tmp[:0], n, 10), maxIntset)
-			}
-			return store.NewSetEntry(set)
-		}
-		if v.Len() > min(maxIntset, 1<<30) {
-			set.Convert()
-		}
-		for _, m := range v.Elems {
-			if !set.Add(m, maxIntset) {
-				return nil
-			}
-		}
-		return store.NewSetEntry(set)
-
-	case rdb.KindZSet:
-		n := v.Len()
-		compact := int64(n) <= cfg.ZsetMaxEnt.Load()
-		if v.Type == rdb.TypeZSet || v.Type == rdb.TypeZSet2 {
-			compact = compact && int64(v.MaxLen) <= cfg.ZsetMaxVal.Load()
-		}
-		z := store.NewZSet()
-		if !compact {
-			z.Convert()
-		}
-		for i, m := range v.Elems {
-			if _, dup := z.Score(m); dup {
-				return nil
-			}
-			z.Insert(m, v.Scores[i])
-		}
-		return store.NewObject(store.KindZSet, unsafe.Pointer(z))
-
-	case rdb.KindHash:
-		maxEnt, maxVal := int(cfg.HashMaxEnt.Load()), int(cfg.HashMaxVal.Load())
-		h := store.NewHash()
-		if v.Type == rdb.TypeHash {
-			if v.Len() > maxEnt {
-				h.Convert()
-			}
-		} else {
-			// Compact blobs keep their encoding unless there are too many
-			// fields (zipmaps also convert for long entries).
-			if v.Type == rdb.TypeHashZipmap && v.MaxLen > maxVal {
-				h.Convert()
-			}
-			maxVal = math.MaxInt
-		}
-		for i, f := range v.Fields {
-			if !h.Set(f, v.Values[i], maxEnt, maxVal) {
-				return nil
-			}
-		}
-		return store.NewHashEntry(h)
-
-	case rdb.KindStream:
-		return streamFromRDB(v.Stream, cfg)
+	return rdb.Limits{
+		ListFill: cfg.ListPackSize.Load(), SetMaxIntset: cfg.SetMaxIntset.Load(),
+		ZSetMaxEntries: cfg.ZsetMaxEnt.Load(), ZSetMaxValue: cfg.ZsetMaxVal.Load(),
+		HashMaxEntries: cfg.HashMaxEnt.Load(), HashMaxValue: cfg.HashMaxVal.Load(),
 	}
-	return nil
 }

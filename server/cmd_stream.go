@@ -2,11 +2,10 @@ package server
 
 import (
 	"encoding/binary"
+	"github.com/sluicedb/sluice/config"
 	"math"
 	"strconv"
 
-	"github.com/sluicedb/sluice/config"
-	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -1621,93 +1620,4 @@ func xinfoStream(c *Client, s *store.Stream, args [][]byte) {
 			}
 		}
 	}
-}
-
-// appendStreamRDB appends a stream as RDB_TYPE_STREAM_LISTPACKS_2: one
-// listpack a node, as Redis 7.0 writes it.
-func appendStreamRDB(dst []byte, s *store.Stream) []byte {
-	dst = rdb.AppendLen(dst, uint64(s.NumNodes()))
-	var enc rdb.StreamNodeEncoder
-	var mf, kv [][]byte
-	s.Nodes(func(v store.StreamNodeView) {
-		mf = mf[:0]
-		v.MasterFields(func(f []byte) bool {
-			mf = append(mf, f)
-			return true
-		})
-		enc.Start(rdb.StreamID(v.Master), v.Live, v.Deleted, mf)
-		v.Entries(func(id store.StreamID, flags, _ int, fields func(fn func(f, v []byte))) {
-			kv = kv[:0]
-			fields(func(f, val []byte) { kv = append(kv, f, val) })
-			enc.Entry(rdb.StreamID(id), flags, kv)
-		})
-		dst = enc.AppendNode(dst)
-	})
-	groups := s.Groups()
-	dst = rdb.AppendStreamMeta(dst, s.Len(), rdb.StreamID(s.LastID), rdb.StreamID(s.FirstID), rdb.StreamID(s.MaxDeletedID), s.EntriesAdded, len(groups))
-	for _, g := range groups {
-		pel := make([]rdb.StreamNACK, len(g.PEL()))
-		for i, nk := range g.PEL() {
-			pel[i] = rdb.StreamNACK{ID: rdb.StreamID(nk.ID), DeliveryTime: nk.DeliveryTime, DeliveryCount: nk.DeliveryCount}
-		}
-		dst = rdb.AppendStreamGroup(dst, []byte(g.Name), rdb.StreamID(g.LastID), g.EntriesRead, pel)
-		dst = rdb.AppendLen(dst, uint64(len(g.Consumers())))
-		for _, c := range g.Consumers() {
-			ids := make([]rdb.StreamID, len(c.PEL()))
-			for i, nk := range c.PEL() {
-				ids[i] = rdb.StreamID(nk.ID)
-			}
-			dst = rdb.AppendStreamConsumer(dst, []byte(c.Name), c.SeenTime, ids)
-		}
-	}
-	return dst
-}
-
-// streamFromRDB builds a stream from a decoded RDB value (nil if it is
-// inconsistent, as Redis refuses it).
-func streamFromRDB(v *rdb.Stream, _ *Config) *store.Entry {
-	if v == nil {
-		return nil
-	}
-	s := store.NewStream()
-	for _, e := range v.Entries {
-		s.LoadEntry(store.StreamID(e.ID), e.KV, e.Deleted, e.NodeStart)
-	}
-	s.LastID = store.StreamID(v.LastID)
-	s.FirstID = store.StreamID(v.FirstID)
-	s.MaxDeletedID = store.StreamID(v.MaxDeletedID)
-	s.EntriesAdded = v.EntriesAdded
-	for _, rg := range v.Groups {
-		er := rg.EntriesRead
-		if er == -2 {
-			er = s.EstimateDistance(store.StreamID(rg.LastID))
-		}
-		g := s.CreateGroup(rg.Name, store.StreamID(rg.LastID), er)
-		if g == nil {
-			return nil
-		}
-		nacks := make(map[rdb.StreamID]*store.StreamNACK, len(rg.PEL))
-		for _, n := range rg.PEL {
-			if nacks[n.ID] != nil {
-				return nil
-			}
-			nk := &store.StreamNACK{ID: store.StreamID(n.ID), DeliveryTime: n.DeliveryTime, DeliveryCount: n.DeliveryCount}
-			nacks[n.ID] = nk
-			g.AddPending(nk)
-		}
-		for _, rc := range rg.Consumers {
-			c := g.CreateConsumer(rc.Name, rc.SeenTime)
-			if c == nil {
-				return nil
-			}
-			for _, id := range rc.PEL {
-				nk := nacks[id]
-				if nk == nil || nk.Consumer != nil {
-					return nil
-				}
-				g.Assign(nk, c)
-			}
-		}
-	}
-	return store.NewStreamEntry(s)
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sluicedb/sluice/internal/cmdspec"
@@ -41,6 +40,26 @@ func (h persistHost) Saved(meta persist.ImageMeta) {
 	if meta.Dirty > s.ks.DirtyTotal()-s.ks.Dirty() {
 		s.ks.MarkSavedAt(meta.Dirty)
 	}
+}
+
+// The server as an RDB file being loaded sees it (persist.RDBSink).
+func (h persistHost) Aux(k, v string) { h.s.replLoadAux(k, v) }
+func (h persistHost) Function(code []byte, merge bool) error {
+	_, err := h.s.lua.eng.LoadLibrary(string(code), merge)
+	return err
+}
+func (h persistHost) Limits() rdb.Limits { return h.s.rdbLimits() }
+func (h persistHost) LFU() bool          { return h.s.isLFUPolicy() }
+
+// DropExpired: a master drops keys that expired while it was down, and
+// its replicas learn of it from its backlog (a replica keeps them until
+// its master deletes them).
+func (h persistHost) DropExpired(db int, key []byte) bool {
+	if h.s.replLink() != nil {
+		return false
+	}
+	h.s.replLoadExpired(db, key)
+	return true
 }
 
 // wirePersistence creates the persistence engine.
@@ -100,7 +119,7 @@ func (s *Server) setAppendOnly(on bool) error {
 // key at once: not while a dataset loads, where it is set as it is
 // (Redis's checkAlreadyExpired).
 func (s *Server) alreadyExpired(when int64) bool {
-	return when <= s.ks.Now() && !s.loading.on.Load()
+	return when <= s.ks.Now() && !s.loading.On.Load()
 }
 
 // gate bits (Server.gate).
@@ -114,7 +133,7 @@ const errLoading = "LOADING Redis is loading the dataset in memory"
 // gateUpdate recomputes the gate from the loading and disk error states.
 func (s *Server) gateUpdate() {
 	var g uint32
-	if s.loading.on.Load() {
+	if s.loading.On.Load() {
 		g |= gateLoading
 	}
 	if s.pe.MaybeDenied() && s.pe.WriteDenied() != "" {
@@ -199,31 +218,19 @@ func (s *Server) BGSave() error { return s.pe.BGSaveNow() }
 
 // ---- loading ----
 
-// loadState is what INFO shows while a dataset loads.
-type loadState struct {
-	on          atomic.Bool
-	start       atomic.Int64 // unix seconds
-	total       atomic.Int64
-	loaded      atomic.Int64
-	usedMem     atomic.Int64
-	loadedKeys  atomic.Int64
-	expiredKeys atomic.Int64
-}
+// loadState is what INFO shows while a dataset loads, and of the last
+// RDB load (Server.loading).
+type loadState = persist.LoadState
 
 func (s *Server) startLoading(total int64) {
 	s.ks.Loading.Store(true)
-	l := &s.loading
-	l.start.Store(time.Now().Unix())
-	l.total.Store(total)
-	l.loaded.Store(0)
-	l.usedMem.Store(0)
-	l.on.Store(true)
+	s.loading.Begin(total)
 	s.gateUpdate()
 }
 
 func (s *Server) stopLoading() {
 	s.ks.Loading.Store(false)
-	s.loading.on.Store(false)
+	s.loading.On.Store(false)
 	s.gateUpdate()
 }
 
@@ -371,7 +378,7 @@ func (rp *aofReplayer) Exec(args [][]byte) {
 }
 
 func (rp *aofReplayer) Progress(n int64) {
-	rp.s.loading.loaded.Add(n)
+	rp.s.loading.Loaded.Add(n)
 	rp.yield()
 }
 
@@ -397,111 +404,13 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 }
 
 // loadRDBData loads the RDB image at the start of b and returns its
-// length. yield, when not nil, is called every 1024 keys.
+// length (persist.LoadRDB). yield, when not nil, is called every 1024 keys.
 func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
-	ld := &s.loading
-	ld.loadedKeys.Store(0)
-	ld.expiredKeys.Store(0)
-	now := s.ks.Now()
-	ndb := s.ks.NumDBs()
-	empty := 0
 	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
-	keyDelay := time.Duration(us) * time.Microsecond
-	keys := 0
-	h := &rdb.Handler{
-		Aux: func(k, v []byte) {
-			s.replLoadAux(string(k), string(v))
-			switch strings.ToLower(string(k)) {
-			case "redis-ver":
-				s.Logf("Loading RDB produced by version %s", v)
-			case "ctime":
-				t, _ := strconv.ParseInt(string(v), 10, 64)
-				s.Logf("RDB age %d seconds", max(0, time.Now().Unix()-t))
-			case "used-mem":
-				m, _ := strconv.ParseInt(string(v), 10, 64)
-				ld.usedMem.Store(m)
-				s.Logf("RDB memory usage when created %.2f Mb", float64(m)/(1024*1024))
-			}
-		},
-		SelectDB: func(db int) error {
-			if db >= ndb {
-				return fmt.Errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", ndb)
-			}
-			return nil
-		},
-		Function: func(code []byte) error {
-			_, err := s.lua.eng.LoadLibrary(string(code), merge)
-			return err
-		},
-		EmptyKey: func(db int, key []byte) {
-			if empty++; empty <= 10 {
-				s.Warnf("rdbLoadObject skipping empty key: %s", key)
-			}
-		},
-		Key: func(r *rdb.Record) error {
-			if keys++; keys%1024 == 0 && yield != nil {
-				yield()
-			}
-			if keyDelay > 0 {
-				time.Sleep(keyDelay)
-			}
-			if r.HasExpire && r.Expire < now && s.replLink() == nil {
-				// A master drops keys that expired while it was down, and
-				// its replicas learn of it from its backlog (a replica
-				// keeps them until its master deletes them).
-				ld.expiredKeys.Add(1)
-				s.replLoadExpired(r.DB, r.Key)
-				return nil
-			}
-			e := s.entryFromRDB(r.Value)
-			if e == nil {
-				return fmt.Errorf("Bad data format of key '%s' in DB %d (duplicate members or fields)", r.Key, r.DB)
-			}
-			db := s.ks.DB(r.DB)
-			if db.Exists(r.Key) {
-				if !merge {
-					return fmt.Errorf("RDB has duplicated key '%s' in DB %d", r.Key, r.DB)
-				}
-				db.Delete(r.Key)
-			}
-			var exp int64
-			if r.HasExpire {
-				exp = max(r.Expire, 1)
-			}
-			db.AddExpire(r.Key, e, exp)
-			if r.Freq >= 0 && s.isLFUPolicy() {
-				e.SetLRU(s.ks.LFUValue(uint32(r.Freq)))
-			} else if r.Idle >= 0 && !s.isLFUPolicy() {
-				clock := s.ks.LRUClock()
-				idle := uint32(min(r.Idle, lruClockMaxSecs))
-				if idle <= clock {
-					e.SetLRU(clock - idle)
-				}
-			}
-			ld.loadedKeys.Add(1)
-			ld.loaded.Store(int64(len(b))) // whole-file progress is not tracked per key
-			return nil
-		},
-	}
-	n, err := rdb.ReadPrefix(b, s.cfg.Get("rdbchecksum") != "no", h)
-	if err != nil {
-		var fe *rdb.FileError
-		if errors.As(err, &fe) {
-			if errors.Is(err, rdb.ErrChecksum) {
-				return n, fmt.Errorf("Wrong RDB checksum. Aborting now.\nInternal error in RDB reading offset %d: %s (CRC error)\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
-			}
-			return n, fmt.Errorf("Internal error in RDB reading offset %d: %s\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
-		}
-		return n, err
-	}
-	if empty > 0 {
-		s.Logf("Done loading RDB, keys loaded: %d, keys expired: %d, empty keys skipped: %d.", ld.loadedKeys.Load(), ld.expiredKeys.Load(), empty)
-	} else {
-		s.Logf("Done loading RDB, keys loaded: %d, keys expired: %d.", ld.loadedKeys.Load(), ld.expiredKeys.Load())
-	}
-	// A freshly loaded dataset is the one on disk.
-	s.ks.MarkSaved()
-	return n, nil
+	return persist.LoadRDB(s.ks, b, persistHost{s}, &s.loading, persist.LoadRDBOptions{
+		Verify: s.cfg.Get("rdbchecksum") != "no", Merge: merge,
+		KeyDelay: time.Duration(us) * time.Microsecond, Yield: yield,
+	})
 }
 
 // debugLoadAOF is DEBUG LOADAOF: the AOF written out, the dataset
@@ -520,7 +429,7 @@ func debugLoadAOF(c *Client) {
 	s.whileHeld(c, 10*time.Millisecond, func() {
 		rp := s.newReplayer()
 		s.flushAllLocked()
-		res = s.pe.Load(rp, func(total int64) { s.loading.total.Store(total) })
+		res = s.pe.Load(rp, func(total int64) { s.loading.Total.Store(total) })
 		rp.done()
 	})
 	s.stopLoading()
@@ -548,70 +457,17 @@ func (s *Server) flushAllLocked() {
 // infoPersistence writes INFO's persistence section.
 func (s *Server) infoPersistence(f func(format string, args ...any)) {
 	pi := s.pe.Info()
-	ld := &s.loading
-	loading := ld.on.Load()
 	// A replica loading its master's payload: loading, or async_loading
 	// while clients are served the old dataset (repl-diskless-load
 	// swapdb).
 	rl := s.repl.loading.Load()
-	f("loading:%d", b2i(loading || rl == loadingSync))
-	f("async_loading:%d", b2i(rl == loadingAsync))
 	cow, cowPeak, lastCOW := s.snapshotInfo()
-	f("current_cow_peak:%d", cowPeak)
-	f("current_cow_size:%d", cow)
-	f("current_cow_size_age:0")
-	f("current_fork_perc:%.2f", pi.ForkPerc)
-	f("current_save_keys_processed:%d", pi.KeysDone)
-	f("current_save_keys_total:%d", pi.KeysAll)
-	f("rdb_changes_since_last_save:%d", s.ks.Dirty())
-	f("rdb_bgsave_in_progress:%d", b2i(pi.BgsaveRunning || s.replSyncRunning()))
-	f("rdb_last_save_time:%d", s.LastSave())
-	f("rdb_last_bgsave_status:%s", okErr(pi.LastBgsaveOK))
-	f("rdb_last_bgsave_time_sec:%d", pi.LastBgsaveSec)
-	f("rdb_current_bgsave_time_sec:%d", pi.CurBgsaveSec)
-	f("rdb_saves:%d", pi.RDBSaves)
-	f("rdb_last_cow_size:%d", lastCOW)
-	f("rdb_last_load_keys_expired:%d", ld.expiredKeys.Load())
-	f("rdb_last_load_keys_loaded:%d", ld.loadedKeys.Load())
-	f("aof_enabled:%d", b2i(pi.AOFEnabled))
-	f("aof_rewrite_in_progress:%d", b2i(pi.RewriteRunning))
-	f("aof_rewrite_scheduled:%d", b2i(pi.RewriteScheduled))
-	f("aof_last_rewrite_time_sec:%d", pi.LastRewriteSec)
-	f("aof_current_rewrite_time_sec:%d", pi.CurRewriteSec)
-	f("aof_last_bgrewrite_status:%s", okErr(pi.LastRewriteOK))
-	f("aof_rewrites:%d", pi.Rewrites)
-	f("aof_rewrites_consecutive_failures:%d", pi.RewriteFailures)
-	f("aof_last_write_status:%s", okErr(pi.LastWriteOK))
-	f("aof_last_cow_size:0")
-	f("module_fork_in_progress:0")
-	f("module_fork_last_cow_size:0")
-	if s.cfg.Get("appendonly") == "yes" {
-		f("aof_current_size:%d", pi.CurrentSize)
-		f("aof_base_size:%d", pi.BaseSize)
-		f("aof_pending_rewrite:%d", b2i(pi.RewriteScheduled))
-		f("aof_buffer_length:%d", pi.BufferLength)
-		f("aof_pending_bio_fsync:%d", pi.PendingBioFsync)
-		f("aof_delayed_fsync:%d", pi.DelayedFsync)
-	}
-	if loading {
-		total, loaded := ld.total.Load(), ld.loaded.Load()
-		perc, remaining := 0.0, int64(1)
-		if total > 0 {
-			perc = float64(loaded) / float64(total) * 100
-			remaining = total - loaded
-		}
-		elapsed := time.Now().Unix() - ld.start.Load()
-		eta := int64(1)
-		if elapsed > 0 {
-			eta = elapsed * remaining / (loaded + 1)
-		}
-		f("loading_start_time:%d", ld.start.Load())
-		f("loading_total_bytes:%d", total)
-		f("loading_rdb_used_mem:%d", ld.usedMem.Load())
-		f("loading_loaded_bytes:%d", loaded)
-		f("loading_loaded_perc:%.2f", perc)
-		f("loading_eta_seconds:%d", eta)
-	}
+	persist.WriteInfo(f, pi, persist.HostInfo{
+		ReplLoading: rl == loadingSync, AsyncLoading: rl == loadingAsync,
+		COW: cow, COWPeak: cowPeak, LastCOW: lastCOW,
+		Dirty: s.ks.Dirty(), SyncSaving: s.replSyncRunning(), LastSave: s.LastSave(),
+		AppendOnly: s.cfg.Get("appendonly") == "yes",
+	}, &s.loading)
 }
 
 func b2i(b bool) int {
@@ -619,13 +475,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func okErr(ok bool) string {
-	if ok {
-		return "ok"
-	}
-	return "err"
 }
 
 // ---- SHUTDOWN ----

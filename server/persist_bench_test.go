@@ -53,7 +53,7 @@ func BenchmarkSnapshotCut1M(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		img.sn.Abort()
+		img.Snapshot().Abort()
 		b.StartTimer()
 	}
 }

@@ -95,7 +95,7 @@ func (s *Server) ShutdownSignal(sig string) {
 		s.Warnf("You insist... exiting now.")
 		os.Exit(1)
 	}
-	if s.loading.on.Load() {
+	if s.loading.On.Load() {
 		s.Warnf("Received shutdown signal during loading, scheduling shutdown.")
 	} else {
 		s.Warnf("Received %s scheduling shutdown...", strings.ToUpper(sig))
@@ -134,7 +134,7 @@ func (s *Server) prepareShutdown(save, nosave, now, force bool, by *Client) (wai
 		sd.mu.Unlock()
 		return true, nil
 	}
-	if s.loading.on.Load() {
+	if s.loading.On.Load() {
 		save, nosave = false, true // never over the file being loaded
 	}
 	sd.save, sd.nosave, sd.force = save, nosave, force

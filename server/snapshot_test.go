@@ -293,7 +293,7 @@ func TestSnapshotPointInTimeCommands(t *testing.T) {
 		// too, as in Redis's saves.
 		want := s.snapDigests(math.MinInt64)
 		s.ks.Lock.Unlock()
-		img.sn.ChunkKeys = 8
+		img.Snapshot().ChunkKeys = 8
 		var buf bytes.Buffer
 		slow := &slowWriter{w: &buf}
 		if err := persist.WriteRDB(slow, img, persist.RDBOptions{Version: Version, Checksum: true}); err != nil {
@@ -302,9 +302,9 @@ func TestSnapshotPointInTimeCommands(t *testing.T) {
 		got := s.rdbDigests(t, buf.Bytes())
 		during := ops.Load() - before
 		t.Logf("round %d: %d keys at the cut, %d commands during the walk, %d keys captured by writers, COW peak %d bytes",
-			round, img.meta.Keys, during, img.sn.Captured(), img.sn.COWPeak())
-		if during < 50 || img.sn.Captured() == 0 {
-			t.Errorf("round %d: too little happened during the walk to test anything (%d commands, %d captures)", round, during, img.sn.Captured())
+			round, img.Meta().Keys, during, img.Snapshot().Captured(), img.Snapshot().COWPeak())
+		if during < 50 || img.Snapshot().Captured() == 0 {
+			t.Errorf("round %d: too little happened during the walk to test anything (%d commands, %d captures)", round, during, img.Snapshot().Captured())
 		}
 		bad := 0
 		for k, w := range want {
