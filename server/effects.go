@@ -1,12 +1,11 @@
 package server
 
 import (
-	"bytes"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -21,9 +20,9 @@ import (
 // keys (Client.run), so the stream carries each key's changes in the
 // order they were made. What a command emits is decided by the
 // keyspace's change counters: a command that changed the shards of its
-// keys emits, rewritten where Redis rewrites it (relative expiries as
-// absolute ones, SPOP as SREM, INCRBYFLOAT as SET, blocking pops as
-// their plain forms...). The commands run by a transaction or a script
+// keys emits, rewritten where Redis rewrites it (repl.Rewrite: relative
+// expiries as absolute ones, SPOP as SREM, INCRBYFLOAT as SET, blocking
+// pops as their plain forms...). The commands run by a transaction or a script
 // are gathered on the client and emitted at its end, wrapped in
 // MULTI/EXEC when there are several. Expired and evicted keys are emitted
 // as DEL (or UNLINK). PUBLISH goes to replicas only, as in Redis. Nothing
@@ -310,7 +309,7 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	// PUBLISH reaches replicas, not the AOF (forceCommandPropagation
 	// with PROPAGATE_REPL only).
 	toAOF := cmd.Name != "publish" && cmd.Name != "spublish"
-	if verbatim(cmd, args) {
+	if repl.Verbatim(cmd.Name, len(args)) {
 		// Most writes are emitted as they came: no rewrite, no allocation.
 		if nested {
 			c.pend(dbi, [][][]byte{args}, toAOF)
@@ -323,7 +322,7 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	if mark <= len(c.w.Buf) {
 		reply = c.w.Buf[mark:]
 	}
-	ops := s.rewriteForRepl(db, cmd, args, reply)
+	ops := repl.Rewrite(cmd.Name, args, reply, replDataset{s, db, cmd, args})
 	if len(ops) == 0 {
 		return
 	}
@@ -337,239 +336,39 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	s.repl.unlock()
 }
 
-// verbatim reports whether cmd is emitted as it came (rewriteForRepl's
-// default case).
-func verbatim(cmd *Command, args [][]byte) bool {
-	switch cmd.Name {
-	case "set":
-		return len(args) == 3
-	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset",
-		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
-		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
-		return false
-	}
-	return true
+// replDataset is the dataset as repl.Rewrite reads it after cmd ran.
+type replDataset struct {
+	s    *Server
+	db   *store.DB
+	cmd  *Command
+	args [][]byte
 }
 
-// delOrUnlink is DEL, or UNLINK when the lazyfree directive is on.
-func (s *Server) delOrUnlink(directive string) []byte {
-	if s.cfg.Get(directive) == "yes" {
+func (d replDataset) Expire(key []byte) (int64, bool) {
+	e := d.db.Peek(key)
+	if e == nil {
+		return 0, false
+	}
+	return d.db.ExpireOf(key, e), true
+}
+
+func (d replDataset) Gone() [][]byte {
+	var gone [][]byte
+	var kb [8]cmdspec.Key
+	for _, k := range d.cmd.Keys(d.args, kb[:0], cmdspec.Access) {
+		if d.db.Peek(d.args[k.Pos]) == nil {
+			gone = append(gone, d.args[k.Pos])
+		}
+	}
+	return gone
+}
+
+// Del is DEL, or UNLINK when the lazyfree directive is on.
+func (d replDataset) Del(directive string) []byte {
+	if d.s.cfg.Get(directive) == "yes" {
 		return []byte("UNLINK")
 	}
 	return []byte("DEL")
-}
-
-// rewriteForRepl returns the commands that replicate cmd (Redis's
-// rewriteClientCommandVector/alsoPropagate cases).
-func (s *Server) rewriteForRepl(db *store.DB, cmd *Command, args [][]byte, reply []byte) [][][]byte {
-	ms := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
-	expireOf := func(key []byte) (int64, bool) {
-		e := db.Peek(key)
-		if e == nil {
-			return 0, false
-		}
-		return db.ExpireOf(key, e), true
-	}
-	switch cmd.Name {
-	case "expire", "pexpire", "expireat", "pexpireat":
-		key := args[1]
-		exp, ok := expireOf(key)
-		if !ok {
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
-		}
-		if exp == 0 {
-			return [][][]byte{args}
-		}
-		out := [][]byte{[]byte("PEXPIREAT"), key, ms(exp)}
-		return [][][]byte{append(out, args[3:]...)}
-	case "setex", "psetex":
-		key := args[1]
-		if exp, ok := expireOf(key); ok && exp != 0 {
-			return [][][]byte{{[]byte("SET"), key, args[3], []byte("PXAT"), ms(exp)}}
-		}
-		return [][][]byte{args}
-	case "getset":
-		return [][][]byte{{[]byte("SET"), args[1], args[2]}}
-	case "set":
-		// With an expiry (EX, PX, EXAT or PXAT): SET key value PXAT ms,
-		// the other options dropped; with GET and no expiry: without GET
-		// (Redis's setGenericCommand).
-		expire, get := false, false
-		for i := 3; i < len(args); i++ {
-			switch {
-			case eq(args[i], "ex") || eq(args[i], "px") || eq(args[i], "exat") || eq(args[i], "pxat"):
-				expire = true
-				i++
-			case eq(args[i], "get"):
-				get = true
-			}
-		}
-		key := args[1]
-		if expire {
-			if exp, ok := expireOf(key); ok && exp != 0 {
-				return [][][]byte{{[]byte("SET"), key, args[2], []byte("PXAT"), ms(exp)}}
-			} else if !ok {
-				return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
-			}
-		}
-		if get {
-			out := [][]byte{args[0], key, args[2]}
-			for _, a := range args[3:] {
-				if !eq(a, "get") {
-					out = append(out, a)
-				}
-			}
-			return [][][]byte{out}
-		}
-		return [][][]byte{args}
-	case "migrate":
-		// The keys MIGRATE moved away are gone here: replicas and the AOF
-		// get their DEL, never the MIGRATE itself (Redis's migrateCommand),
-		// which a replica or a reload would run against the target again.
-		out := [][]byte{[]byte("DEL")}
-		var kb [8]cmdspec.Key
-		for _, k := range cmd.Keys(args, kb[:0], cmdspec.Access) {
-			if db.Peek(args[k.Pos]) == nil {
-				out = append(out, args[k.Pos])
-			}
-		}
-		if len(out) == 1 {
-			return nil
-		}
-		return [][][]byte{out}
-	case "restore", "restore-asking":
-		// A relative TTL as an absolute one: the same arguments with the
-		// TTL replaced and ABSTTL added (Redis's restoreCommand).
-		if len(args) < 4 || eq(args[2], "0") {
-			return [][][]byte{args}
-		}
-		for _, a := range args[4:] {
-			if eq(a, "absttl") {
-				return [][][]byte{args}
-			}
-		}
-		exp, ok := expireOf(args[1])
-		if !ok || exp == 0 {
-			return [][][]byte{args}
-		}
-		out := append([][]byte{}, args...)
-		out[2] = ms(exp)
-		return [][][]byte{append(out, []byte("ABSTTL"))}
-	case "getex":
-		key := args[1]
-		exp, ok := expireOf(key)
-		switch {
-		case !ok:
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-expire"), key}}
-		case exp != 0:
-			return [][][]byte{{[]byte("PEXPIREAT"), key, ms(exp)}}
-		default:
-			return [][][]byte{{[]byte("PERSIST"), key}}
-		}
-	case "incrbyfloat":
-		if v, ok := replyBulk(reply); ok {
-			return [][][]byte{{[]byte("SET"), args[1], v, []byte("KEEPTTL")}}
-		}
-	case "hincrbyfloat":
-		if v, ok := replyBulk(reply); ok {
-			return [][][]byte{{[]byte("HSET"), args[1], args[2], v}}
-		}
-	case "spop":
-		key := args[1]
-		var members [][]byte
-		if len(args) == 2 {
-			if v, ok := replyBulk(reply); ok {
-				members = [][]byte{v}
-			}
-		} else if v, ok := parseReply(reply); ok {
-			if arr, ok := v.([]any); ok {
-				for _, x := range arr {
-					if b, ok := x.([]byte); ok {
-						members = append(members, b)
-					}
-				}
-			}
-		}
-		if len(members) == 0 {
-			return nil
-		}
-		if len(args) > 2 && db.Peek(key) == nil {
-			return [][][]byte{{s.delOrUnlink("lazyfree-lazy-server-del"), key}}
-		}
-		var ops [][][]byte
-		for len(members) > 0 {
-			n := min(len(members), 1024)
-			op := [][]byte{[]byte("SREM"), key}
-			ops = append(ops, append(op, members[:n]...))
-			members = members[n:]
-		}
-		return ops
-	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush":
-		return blockingAsPlain(cmd.Name, args, reply)
-	case "eval", "evalsha", "fcall":
-		return nil
-	}
-	return [][][]byte{args}
-}
-
-// blockingAsPlain is a blocking pop replicated as the plain command that
-// did what it did, from its reply.
-func blockingAsPlain(name string, args [][]byte, reply []byte) [][][]byte {
-	switch name {
-	case "blmove":
-		return [][][]byte{{[]byte("LMOVE"), args[1], args[2], args[3], args[4]}}
-	case "brpoplpush":
-		return [][][]byte{{[]byte("RPOPLPUSH"), args[1], args[2]}}
-	}
-	v, ok := parseReply(reply)
-	if !ok {
-		return nil
-	}
-	arr, ok := v.([]any)
-	if !ok || len(arr) < 2 {
-		return nil
-	}
-	key, ok := arr[0].([]byte)
-	if !ok {
-		return nil
-	}
-	count := func() []byte {
-		if inner, ok := arr[1].([]any); ok {
-			return strconv.AppendInt(nil, int64(len(inner)), 10)
-		}
-		return []byte("1")
-	}
-	dirArg := func(a, b string) string {
-		for _, x := range args {
-			if eq(x, b) {
-				return b
-			}
-		}
-		return a
-	}
-	switch name {
-	case "blpop":
-		return [][][]byte{{[]byte("LPOP"), key}}
-	case "brpop":
-		return [][][]byte{{[]byte("RPOP"), key}}
-	case "bzpopmin":
-		return [][][]byte{{[]byte("ZPOPMIN"), key}}
-	case "bzpopmax":
-		return [][][]byte{{[]byte("ZPOPMAX"), key}}
-	case "blmpop":
-		cmd := "LPOP"
-		if dirArg("left", "right") == "right" {
-			cmd = "RPOP"
-		}
-		return [][][]byte{{[]byte(cmd), key, count()}}
-	case "bzmpop":
-		cmd := "ZPOPMIN"
-		if dirArg("min", "max") == "max" {
-			cmd = "ZPOPMAX"
-		}
-		return [][][]byte{{[]byte(cmd), key, count()}}
-	}
-	return nil
 }
 
 // replServed feeds the pop a blocked client was served (serveReadyKeys,
@@ -583,83 +382,14 @@ func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte) {
 	case "blmove", "brpoplpush":
 		if len(w.args) >= 3 {
 			args := append([][]byte{w.args[0], key}, w.args[2:]...)
-			ops = blockingAsPlain(w.cmd.Name, args, reply)
+			ops = repl.BlockingAsPlain(w.cmd.Name, args, reply)
 		}
 	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
-		ops = blockingAsPlain(w.cmd.Name, w.args, reply)
+		ops = repl.BlockingAsPlain(w.cmd.Name, w.args, reply)
 	default:
 		ops = [][][]byte{w.args} // XREADGROUP and the like: as they came
 	}
 	if len(ops) > 0 {
 		s.feedOps(db.ID, ops)
 	}
-}
-
-// replyBulk returns the value of a bulk string reply.
-func replyBulk(b []byte) ([]byte, bool) {
-	v, ok := parseReply(b)
-	if !ok {
-		return nil, false
-	}
-	bs, ok := v.([]byte)
-	return bs, ok
-}
-
-// parseReply decodes one RESP2/RESP3 reply: []byte for strings, []any for
-// aggregates, int64, nil.
-func parseReply(b []byte) (any, bool) {
-	v, _, ok := parseReplyAt(b)
-	return v, ok
-}
-
-func parseReplyAt(b []byte) (any, []byte, bool) {
-	nl := bytes.Index(b, []byte("\r\n"))
-	if len(b) == 0 || nl < 0 {
-		return nil, nil, false
-	}
-	line, rest := b[1:nl], b[nl+2:]
-	switch b[0] {
-	case '+', '-', ',', '(', '#':
-		return line, rest, true
-	case ':':
-		n, _ := strconv.ParseInt(string(line), 10, 64)
-		return n, rest, true
-	case '_':
-		return nil, rest, true
-	case '$', '=':
-		n, err := strconv.Atoi(string(line))
-		if err != nil {
-			return nil, nil, false
-		}
-		if n < 0 {
-			return nil, rest, true
-		}
-		if len(rest) < n+2 {
-			return nil, nil, false
-		}
-		return rest[:n], rest[n+2:], true
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(string(line))
-		if err != nil {
-			return nil, nil, false
-		}
-		if n < 0 {
-			return nil, rest, true
-		}
-		if b[0] == '%' || b[0] == '|' {
-			n *= 2
-		}
-		arr := make([]any, 0, n)
-		for i := 0; i < n; i++ {
-			var v any
-			var ok bool
-			v, rest, ok = parseReplyAt(rest)
-			if !ok {
-				return nil, nil, false
-			}
-			arr = append(arr, v)
-		}
-		return arr, rest, true
-	}
-	return nil, nil, false
 }
