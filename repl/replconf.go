@@ -23,7 +23,6 @@ type Handshake struct {
 // Set applies one REPLCONF option other than ACK and GETACK; it returns
 // the error reply, "" when none.
 func (h *Handshake) Set(opt, val []byte) string {
-	eq := func(b []byte, s string) bool { return len(b) == len(s) && strings.EqualFold(string(b), s) }
 	switch {
 	case eq(opt, "listening-port"):
 		port, err := strconv.ParseInt(string(val), 10, 64)
