@@ -94,7 +94,12 @@ func ParseFailover(args [][]byte) (FailoverRequest, string) {
 
 // Begin starts waiting for a replica to catch up. The caller checked the
 // request against the server (Check).
-func (f *Failover) Begin(req FailoverRequest) {
+func (f *Failover) Begin(req FailoverRequest, log Logger) {
+	if req.Host != "" {
+		log.Logf("FAILOVER requested to %s:%d.", req.Host, req.Port)
+	} else {
+		log.Logf("FAILOVER requested to any replica.")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.host, f.port, f.force = req.Host, req.Port, req.Force
@@ -132,6 +137,22 @@ func (f *Failover) Check(req FailoverRequest, m *Master, isReplica bool) string 
 	return ""
 }
 
+// Abort logs why the failover is given up and returns its state
+// (FailoverNone: there was none). The caller makes a server that already
+// turned replica a master again, then clears it.
+func (f *Failover) Abort(reason string, log Logger) string {
+	state := f.State()
+	if state == FailoverNone {
+		return state
+	}
+	if host, port := f.Target(); host != "" {
+		log.Logf("FAILOVER to %s:%d aborted: %s", host, port, reason)
+	} else {
+		log.Logf("FAILOVER to any replica aborted: %s", reason)
+	}
+	return state
+}
+
 // Clear ends the failover.
 func (f *Failover) Clear() {
 	f.mu.Lock()
@@ -151,8 +172,21 @@ const (
 
 // Step decides what to do while waiting for a replica to catch up. On
 // FailoverForce and FailoverGo the state is in progress and the target
-// chosen (Target).
+// chosen (Target), and the decision logged.
 func (f *Failover) Step(m *Master) FailoverStep {
+	st := f.step(m)
+	switch st {
+	case FailoverForce:
+		host, port := f.Target()
+		m.Log.Logf("FAILOVER to %s:%d time out exceeded, failing over.", host, port)
+	case FailoverGo:
+		host, port := f.Target()
+		m.Log.Logf("Failover target %s:%d is synced, failing over.", host, port)
+	}
+	return st
+}
+
+func (f *Failover) step(m *Master) FailoverStep {
 	f.mu.Lock()
 	if f.state != FailoverWaitSync {
 		f.mu.Unlock()

@@ -95,8 +95,7 @@ type Host interface {
 	// Disconnected is called when the link drops; wasConnected reports
 	// whether the stream had started.
 	Disconnected(wasConnected bool)
-	Logf(format string, args ...any)
-	Warnf(format string, args ...any)
+	Logger
 }
 
 // Link is a replica's connection to its master: it connects, shakes
@@ -242,6 +241,24 @@ func (l *Link) Run() {
 		}
 		now = l.session()
 	}
+}
+
+// DialTCP connects to a master at addr (Host.Dial's plain part): from
+// source when set (bind-source-addr), with TCP_NODELAY as noDelay says
+// (repl-disable-tcp-nodelay).
+func DialTCP(addr string, timeout time.Duration, source string, noDelay bool) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	if source != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
+	}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetNoDelay(noDelay)
+	}
+	return conn, nil
 }
 
 // errTimeout wraps a read that passed repl-timeout.

@@ -37,7 +37,38 @@ type Master struct {
 	noneAt   time.Time // when the last replica left (repl-backlog-ttl)
 
 	SyncFull, SyncPartialOK, SyncPartialErr atomic.Int64
+
+	// Log is where the lines Master writes go (the server's log).
+	Log Logger
+
+	// The replica side (replicaof.go), under the lock: the link to this
+	// server's master (nil when a master), the cached master's
+	// replication id ("": none), the master's offset the link's read
+	// count starts at; what an RDB loaded at start-up said of the stream
+	// (aux.go); the WAIT requests (wait.go).
+	link     *Link
+	cachedID string
+	readBase int64
+	aux      loadAux
+	waits    []*Wait
+
+	// Loading is the state of a replica loading its master's payload
+	// (LoadingNone, LoadingSync, LoadingAsync).
+	Loading atomic.Int32
+
+	shakes sync.Map // REPLCONF before SYNC, by connection (replconf.go)
 }
+
+// Logger is where repl writes the server's log lines.
+type Logger interface {
+	Logf(format string, args ...any)
+	Warnf(format string, args ...any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Logf(string, ...any)  {}
+func (nopLogger) Warnf(string, ...any) {}
 
 // Conn is a replica's connection as Master drives it.
 type Conn interface {
@@ -106,10 +137,6 @@ func (r *Replica) AckTime() int64 { return r.ackTime.Load() }
 // AckOffset is the offset the replica last acknowledged.
 func (r *Replica) AckOffset() int64 { return r.ackOff.Load() }
 
-// Stalled is the unix ms since which the replica's socket has not taken
-// a streamed payload (0: it takes it); the payload's writer sets it.
-func (r *Replica) Stalled() *atomic.Int64 { return &r.stalled }
-
 // OutputMem is what the replica has still to read of the replication
 // buffer (client-output-buffer-limit and CLIENT LIST count it).
 func (r *Replica) OutputMem() int64 {
@@ -137,7 +164,7 @@ func (r *Replica) Read(out []byte, max int) []byte {
 
 // NewMaster returns the state of a server with a new history.
 func NewMaster() *Master {
-	return &Master{ID: NewID(), ID2: NoID, Offset2: -1, curDB: -1, noneAt: time.Now()}
+	return &Master{ID: NewID(), ID2: NoID, Offset2: -1, curDB: -1, noneAt: time.Now(), Log: nopLogger{}}
 }
 
 // Lock takes the stream's lock.
@@ -385,21 +412,24 @@ func (m *Master) AttachLocked(r *Replica, size int64, isReplica bool) (newID boo
 	return newID
 }
 
-// Ack records a replica's REPLCONF ACK. It reports whether the replica
-// now gets the stream (its first ACK after a streamed payload).
-func (m *Master) Ack(r *Replica, off int64) (started bool) {
+// Ack records a replica's REPLCONF ACK. At its first ACK after a
+// streamed payload (it loaded it) the replica gets the stream since the
+// cut.
+func (m *Master) Ack(r *Replica, off int64) {
 	if off > r.ackOff.Load() {
 		r.ackOff.Store(off)
 	}
 	r.ackTime.Store(time.Now().UnixMilli())
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r.startOnAck && r.state == Online {
+	started := r.startOnAck && r.state == Online
+	if started {
 		r.startOnAck = false
 		r.streaming.Store(true)
-		started = true
 	}
-	return started
+	m.mu.Unlock()
+	if started {
+		m.Log.Logf("Synchronization with replica %s succeeded", r.Name())
+	}
 }
 
 // Streaming reports whether r gets the stream.
@@ -447,6 +477,41 @@ func (m *Master) CaughtUp(host string, port int) *Replica {
 	return nil
 }
 
+// InSync reports whether every replica acknowledged the whole stream (a
+// shutdown waits for it: isReadyToShutdown).
+func (m *Master) InSync() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.replicas {
+		if r.ackOff.Load() != m.Offset {
+			return false
+		}
+	}
+	return true
+}
+
+// LogLagging logs the replicas that did not acknowledge the whole stream,
+// and how many did, as a shutting down master does.
+func (m *Master) LogLagging() {
+	m.mu.Lock()
+	n, lagging := len(m.replicas), 0
+	now := time.Now().UnixMilli()
+	for _, r := range m.replicas {
+		if ack := r.ackOff.Load(); ack != m.Offset {
+			lagging++
+			lag := int64(0)
+			if r.state == Online {
+				lag = (now - r.ackTime.Load()) / 1000
+			}
+			m.Log.Warnf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.", r.Name(), m.Offset-ack, lag, r.state)
+		}
+	}
+	m.mu.Unlock()
+	if n > 0 {
+		m.Log.Logf("%d of %d replicas are in sync when shutting down.", n-lagging, n)
+	}
+}
+
 // CronActions is what a second of replicationCron finds to do.
 type CronActions struct {
 	Newline []*Replica // waiting for their sync: a newline keeps the link alive
@@ -480,6 +545,20 @@ func (m *Master) CronLocked(timeout, ttl time.Duration, freeBacklog bool) CronAc
 		m.buf = nil
 	}
 	return a
+}
+
+// Run does what the cron found: a newline to each replica waiting for its
+// sync, the log lines, the timed-out replicas dropped.
+func (a CronActions) Run(log Logger) {
+	for _, r := range a.Newline {
+		r.Conn.Deliver([]byte("\n"))
+	}
+	for _, l := range a.Logs {
+		log.Warnf("%s", l)
+	}
+	for _, r := range a.Drop {
+		r.Conn.Kill()
+	}
 }
 
 // ---- full syncs ----
@@ -554,9 +633,9 @@ const (
 // sharing a file image another replica waits for, waiting for the next
 // one, or now. bgsave reports a background save not made for replicas;
 // delay whether diskless syncs wait for more replicas. The log line is
-// returned. Attached replicas are told +FULLRESYNC with the peer's offset
-// by the caller (the returned offset).
-func (m *Master) QueueLocked(r *Replica, bgsave, diskless, delay bool) (QueueDecision, int64, string) {
+// returned. An attached replica is told +FULLRESYNC with the offset of
+// the peer's cut.
+func (m *Master) QueueLocked(r *Replica, bgsave, diskless, delay bool) (QueueDecision, string) {
 	s := m.sync
 	switch {
 	case s != nil && !s.Socket:
@@ -565,18 +644,19 @@ func (m *Master) QueueLocked(r *Replica, bgsave, diskless, delay bool) (QueueDec
 				r.state = WaitEnd
 				r.rd = x.rd.Clone()
 				s.Replicas = append(s.Replicas, r)
-				return QueueAttached, x.rd.Offset() - 1, "Waiting for end of BGSAVE for SYNC"
+				r.fullResync(m.ID, x.rd.Offset()-1)
+				return QueueAttached, "Waiting for end of BGSAVE for SYNC"
 			}
 		}
-		return QueueWait, 0, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC"
+		return QueueWait, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC"
 	case s != nil:
-		return QueueWait, 0, "Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC"
+		return QueueWait, "Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC"
 	case bgsave:
-		return QueueWait, 0, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC"
+		return QueueWait, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC"
 	case diskless && r.EOF && delay:
-		return QueueWait, 0, "Delay next BGSAVE for diskless SYNC"
+		return QueueWait, "Delay next BGSAVE for diskless SYNC"
 	}
-	return QueueStartNow, 0, ""
+	return QueueStartNow, ""
 }
 
 // Pending reports whether the replicas waiting for a full sync should get
@@ -669,36 +749,6 @@ func (m *Master) SentFile(r *Replica) bool {
 }
 
 // ---- INFO and ROLE ----
-
-// InfoLocked writes INFO replication's master part: connected_slaves,
-// the slaveN lines, the ids, offsets and backlog figures.
-func (m *Master) InfoLocked(f func(format string, args ...any), good int64, showGood bool, failover string, backlogSize int64) {
-	now := time.Now().UnixMilli()
-	f("connected_slaves:%d", len(m.replicas))
-	if showGood {
-		f("min_slaves_good_slaves:%d", good)
-	}
-	for i, r := range m.replicas {
-		lag := int64(0)
-		if r.state == Online {
-			lag = (now - r.ackTime.Load()) / 1000
-		}
-		f("slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d", i, r.IP, r.Port, r.state, r.ackOff.Load(), lag)
-	}
-	f("master_failover_state:%s", failover)
-	f("master_replid:%s", m.ID)
-	f("master_replid2:%s", m.ID2)
-	f("master_repl_offset:%d", m.Offset)
-	f("second_repl_offset:%d", m.Offset2)
-	f("repl_backlog_active:%d", b2i(m.buf != nil))
-	f("repl_backlog_size:%d", backlogSize)
-	first, hist := int64(0), int64(0)
-	if m.buf != nil {
-		first, hist = m.buf.First(), m.buf.Histlen()
-	}
-	f("repl_backlog_first_byte_offset:%d", first)
-	f("repl_backlog_histlen:%d", hist)
-}
 
 // OnlineLocked returns the online replicas (ROLE lists them).
 func (m *Master) OnlineLocked() []*Replica {

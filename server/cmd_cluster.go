@@ -154,7 +154,7 @@ func (c *Client) KeyExists(key []byte) bool {
 
 // startCluster loads nodes.conf and starts the bus (cluster-enabled yes).
 func (s *Server) startCluster() error {
-	if s.repl.link != nil {
+	if s.replLink() != nil {
 		return errReplicaofCluster
 	}
 	cl, err := cluster.New(clusterHost{s}, cluster.Options{TLS: s.clusterTLS})

@@ -32,12 +32,7 @@ func failoverCommand(c *Client, args [][]byte) {
 		c.w.Error(errText)
 		return
 	}
-	if req.Host != "" {
-		s.Logf("FAILOVER requested to %s:%d.", req.Host, req.Port)
-	} else {
-		s.Logf("FAILOVER requested to any replica.")
-	}
-	fo.Begin(req)
+	fo.Begin(req, s)
 	s.pauseForFailover(true)
 	c.w.OK()
 }
@@ -53,14 +48,9 @@ func (s *Server) failoverDone() {
 // replica becomes a master again.
 func (s *Server) abortFailover(reason string) {
 	fo := &s.repl.fo
-	state := fo.State()
+	state := fo.Abort(reason, s)
 	if state == repl.FailoverNone {
 		return
-	}
-	if host, port := fo.Target(); host != "" {
-		s.Logf("FAILOVER to %s:%d aborted: %s", host, port, reason)
-	} else {
-		s.Logf("FAILOVER to any replica aborted: %s", reason)
 	}
 	if state == repl.FailoverInProgress {
 		s.promote()
@@ -75,13 +65,8 @@ func (s *Server) updateFailover() {
 	switch fo.Step(s.repl.m) {
 	case repl.FailoverAbort:
 		s.abortFailover("Replica never caught up before timeout")
-	case repl.FailoverForce:
+	case repl.FailoverForce, repl.FailoverGo:
 		host, port := fo.Target()
-		s.Logf("FAILOVER to %s:%d time out exceeded, failing over.", host, port)
-		s.replicaOf(host, port, false)
-	case repl.FailoverGo:
-		host, port := fo.Target()
-		s.Logf("Failover target %s:%d is synced, failing over.", host, port)
 		s.replicaOf(host, port, false)
 	}
 }

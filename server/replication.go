@@ -1,8 +1,6 @@
 package server
 
 import (
-	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +26,12 @@ import (
 // to read. Full syncs are fullsync.go, the replica side replica.go,
 // FAILOVER failover.go.
 
+// A replica's loading states (repl.Master.Loading).
+const (
+	loadingSync  = repl.LoadingSync
+	loadingAsync = repl.LoadingAsync
+)
+
 // replState flags.
 const (
 	replFeed     = 1 << iota // a backlog exists: write commands feed the stream
@@ -37,31 +41,19 @@ const (
 type replState struct {
 	flags atomic.Uint32
 	srv   *Server
-	// m is the stream's state; its lock guards it and the fields below
-	// marked "under m".
-	m     *repl.Master
-	waits []*waitReq // under m
-	good  atomic.Int64
-	conf  sync.Map // *Client -> *replconfInfo: what REPLCONF said before SYNC
-
-	// Replica side (replica.go), under m: the link to the master, nil
-	// when a master; the master's client, kept while its state is
-	// cached; the cached master's replication id ("": none); the
-	// master's offset the link's read count starts at.
-	link     *repl.Link
-	mc       *Client
-	cachedID string
-	readBase int64
-	loading  atomic.Int32
-	// writtenKeys are keys clients wrote on a writable replica with an
-	// expiry: they expire here (replicaKeysCron). Under m.
-	writtenKeys map[dbKey]struct{}
-
-	// What the RDB loaded at start-up said of the replication stream.
-	loadID      string
-	loadOffset  int64
-	loadDB      int
-	loadFeeding bool
+	// m is the stream's state, and the replica side's (the link to the
+	// master, the cached master's id, WAIT's requests); its lock guards
+	// it and mc.
+	m    *repl.Master
+	good atomic.Int64
+	// mc is the master's client on a replica (replica.go), kept while
+	// its state is cached.
+	mc *Client
+	// written are keys clients wrote on a writable replica with an
+	// expiry: they expire here (replicaKeysCron).
+	written repl.WrittenKeys
+	// loading is &m.Loading: a replica loading its master's payload.
+	loading *atomic.Int32
 
 	fo repl.Failover
 
@@ -75,8 +67,6 @@ type replicaConn struct {
 	c *Client
 }
 
-func (rc *replicaConn) name() string { return rc.Name() }
-
 // clientConn is a client as repl.Master drives a replica's connection.
 type clientConn struct{ c *Client }
 
@@ -86,19 +76,13 @@ func (k clientConn) Kill()            { k.c.kill() }
 func (k clientConn) Queued() int64    { return k.c.outputMem() }
 func (k clientConn) Closing() bool    { return k.c.closeASAP.Load() }
 
-type waitReq struct {
-	c     *Client
-	off   int64
-	n     int64
-	done  bool
-	timer *time.Timer
-}
-
 // wireReplication sets up the replication state when the server is made.
 func (s *Server) wireReplication() {
 	r := &s.repl
 	r.srv = s
 	r.m = repl.NewMaster()
+	r.m.Log = s
+	r.loading = &r.m.Loading
 	prevExp := s.ks.OnExpired
 	s.ks.OnExpired = func(db *store.DB, key []byte) {
 		if prevExp != nil {
@@ -222,7 +206,7 @@ func (s *Server) masterCron(loops int) {
 	ttl, _ := strconv.Atoi(s.cfg.Get("repl-backlog-ttl"))
 	period, _ := strconv.Atoi(s.cfg.Get("repl-ping-replica-period"))
 	r.lock()
-	master := r.link == nil
+	master := r.m.LinkLocked() == nil
 	// No PING while a cluster manual failover holds writes: the replica
 	// waits for this very offset.
 	mfPaused := s.cluster != nil && s.cluster.ManualFailoverPaused()
@@ -236,15 +220,7 @@ func (s *Server) masterCron(loops int) {
 	// replicas still have to read), as Redis counts its blocks.
 	total, _, _ := s.replMemory()
 	s.storeReplMemory(total)
-	for _, rp := range a.Newline {
-		rp.Conn.Deliver([]byte("\n"))
-	}
-	for _, l := range a.Logs {
-		s.Warnf("%s", l)
-	}
-	for _, rp := range a.Drop {
-		rp.Conn.Kill()
-	}
+	a.Run(s)
 }
 
 // replTimeout is repl-timeout.
@@ -294,7 +270,7 @@ func (c *Client) streamOut(out []byte) []byte {
 
 func (s *Server) replClientClosed(c *Client) {
 	r := &s.repl
-	r.conf.Delete(c)
+	r.m.ForgetHandshake(c)
 	rc := c.replica.Load()
 	if rc == nil {
 		return
@@ -312,19 +288,7 @@ func (s *Server) replClientClosed(c *Client) {
 		}
 		go s.pe.KillRDBChild()
 	}
-	s.checkWaits()
-}
-
-// disconnectReplicas closes every replica's connection (they reconnect
-// and, with PSYNC, learn of a new replication id).
-func (s *Server) disconnectReplicas() {
-	r := &s.repl
-	r.lock()
-	rs := append([]*repl.Replica(nil), r.m.ReplicasLocked()...)
-	r.unlock()
-	for _, rp := range rs {
-		rp.Conn.Kill()
-	}
+	r.m.CheckWaits()
 }
 
 // SYNC and PSYNC replid offset [FAILOVER]: a replica asks for the stream.
@@ -369,23 +333,11 @@ func syncCommand(c *Client, args [][]byte) {
 			c.w.Error(errNotInt)
 			return
 		}
-		d, line, sent := r.m.Continue(rc.Replica, string(args[1]), off)
-		if d.Continue {
-			r.m.SyncPartialOK.Add(1)
+		if line, ok := r.m.TryPartial(rc.Replica, string(args[1]), off); ok {
 			c.w.Buf = append(c.w.Buf, line...)
 			c.replica.Store(rc)
 			c.signal()
-			s.Logf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", rc.Name(), sent, off)
 			return
-		}
-		if d.Log != "" {
-			s.Logf("%s", d.Log)
-		}
-		if d.Warn != "" {
-			s.Warnf("%s", d.Warn)
-		}
-		if string(args[1]) != "?" {
-			r.m.SyncPartialErr.Add(1)
 		}
 	} else {
 		rc.PrePSYNC = true
@@ -393,7 +345,7 @@ func syncCommand(c *Client, args [][]byte) {
 	r.m.SyncFull.Add(1)
 	r.lock()
 	c.replica.Store(rc)
-	if r.m.AttachLocked(rc.Replica, s.backlogSize(), r.link != nil) {
+	if r.m.AttachLocked(rc.Replica, s.backlogSize(), r.m.LinkLocked() != nil) {
 		s.Logf("Replication backlog created, my new replication IDs are '%s' and '%s'", r.m.ID, r.m.ID2)
 	}
 	r.updateFeed()
@@ -404,26 +356,7 @@ func syncCommand(c *Client, args [][]byte) {
 // pendingReplica is the replica record for c, from what REPLCONF said.
 func (c *Client) pendingReplica() *replicaConn {
 	c.replicaOut.Store(true) // its output counts in mem_clients_slaves
-	rp := &repl.Replica{Conn: clientConn{c}, Addr: c.addr}
-	if h, _, err := net.SplitHostPort(c.addr); err == nil {
-		rp.IP = h
-	}
-	if v, ok := c.srv.repl.conf.Load(c); ok {
-		info := v.(*replconfInfo)
-		rp.Port, rp.PSYNC2, rp.EOF = info.port, info.psync2, info.eof
-		if info.ip != "" {
-			rp.IP = info.ip
-		}
-	}
-	return &replicaConn{Replica: rp, c: c}
-}
-
-// replconfInfo is what a would-be replica said with REPLCONF before PSYNC.
-type replconfInfo struct {
-	port   int
-	ip     string
-	psync2 bool
-	eof    bool
+	return &replicaConn{Replica: repl.NewReplica(clientConn{c}, c.addr, c.srv.repl.m.HandshakeOf(c)), c: c}
 }
 
 // REPLCONF option value ...
@@ -446,17 +379,13 @@ func replconfCommand(c *Client, args [][]byte) {
 			if err != nil {
 				return
 			}
-			if r.m.Ack(rc.Replica, off) {
-				// The replica loaded the streamed payload: the stream
-				// since the cut follows now.
-				s.Logf("Synchronization with replica %s succeeded", rc.Name())
-			}
+			r.m.Ack(rc.Replica, off)
 			if rc.Streaming() {
 				c.signal()
 			}
-			s.checkWaits()
+			r.m.CheckWaits()
 			s.updateFailover()
-			if s.shutdownPending() && s.replicasInSync() {
+			if s.shutdownPending() && r.m.InSync() {
 				s.finishShutdown()
 			}
 			return // no reply to an ACK
@@ -465,49 +394,14 @@ func replconfCommand(c *Client, args [][]byte) {
 				s.replicaSendAck()
 			}
 			return
-		case eq(opt, "listening-port"):
-			port, err := strconv.ParseInt(string(val), 10, 64)
-			if err != nil {
-				c.w.Error(errNotInt)
-				return
-			}
-			r.replconf(c).port = int(port)
-		case eq(opt, "ip-address"):
-			if len(val) >= 46 {
-				c.w.Error(fmt.Sprintf("ERR REPLCONF ip-address provided by replica instance is too long: %d bytes", len(val)))
-				return
-			}
-			r.replconf(c).ip = string(val)
-		case eq(opt, "capa"):
-			if eq(val, "psync2") {
-				r.replconf(c).psync2 = true
-			} else if eq(val, "eof") {
-				r.replconf(c).eof = true
-			}
-		case eq(opt, "rdb-only"):
-			n, err := strconv.ParseInt(string(val), 10, 64)
-			if err != nil || n < 0 || n > 1 {
-				c.w.Error("ERR value is out of range, must be positive")
-				return
-			}
-		case eq(opt, "rdb-filter-only"):
-			for _, f := range config.SplitList(string(val)) {
-				if !strings.EqualFold(f, "functions") {
-					c.w.Error("ERR Unsupported rdb-filter-only option: " + f)
-					return
-				}
-			}
 		default:
-			c.w.Error("ERR Unrecognized REPLCONF option: " + string(opt))
-			return
+			if e := r.m.Handshake(c).Set(opt, val); e != "" {
+				c.w.Error(e)
+				return
+			}
 		}
 	}
 	c.w.OK()
-}
-
-func (r *replState) replconf(c *Client) *replconfInfo {
-	v, _ := r.conf.LoadOrStore(c, &replconfInfo{})
-	return v.(*replconfInfo)
 }
 
 // replicaExec runs a command a replica sent on its replication link. A
@@ -544,57 +438,6 @@ func (c *Client) replicaExec(args [][]byte) {
 
 // ---- WAIT ----
 
-// checkWaits answers the WAIT clients whose offset enough replicas acked.
-func (s *Server) checkWaits() {
-	r := &s.repl
-	r.lock()
-	if len(r.waits) == 0 {
-		r.unlock()
-		return
-	}
-	keep := r.waits[:0]
-	var done []*waitReq
-	for _, wr := range r.waits {
-		if r.m.AckedLocked(wr.off) >= wr.n {
-			done = append(done, wr)
-		} else {
-			keep = append(keep, wr)
-		}
-	}
-	r.waits = keep
-	r.unlock()
-	for _, wr := range done {
-		s.finishWait(wr)
-	}
-}
-
-func (s *Server) finishWait(wr *waitReq) {
-	r := &s.repl
-	r.lock()
-	if wr.done {
-		r.unlock()
-		return
-	}
-	wr.done = true
-	n := r.m.AckedLocked(wr.off)
-	for i, x := range r.waits {
-		if x == wr {
-			r.waits = append(r.waits[:i], r.waits[i+1:]...)
-			break
-		}
-	}
-	r.unlock()
-	if wr.timer != nil {
-		wr.timer.Stop()
-	}
-	s.blocking.mu.Lock()
-	w := s.blocking.byClient[wr.c]
-	s.blocking.mu.Unlock()
-	if w != nil {
-		s.blocking.finish(w, []byte(":"+strconv.FormatInt(n, 10)+"\r\n"))
-	}
-}
-
 // waitReplicas is WAIT with replicas: the count of replicas that acked
 // the client's offset, at once when enough did, else when they do or the
 // timeout passes.
@@ -612,8 +455,14 @@ func (c *Client) waitReplicas(numreplicas, timeout int64) bool {
 		c.w.Int(acked)
 		return true
 	}
-	wr := &waitReq{c: c, off: c.woff, n: numreplicas}
-	r.waits = append(r.waits, wr)
+	w := r.m.AddWaitLocked(c.woff, numreplicas, func(n int64) {
+		s.blocking.mu.Lock()
+		bw := s.blocking.byClient[c]
+		s.blocking.mu.Unlock()
+		if bw != nil {
+			s.blocking.finish(bw, []byte(":"+strconv.FormatInt(n, 10)+"\r\n"))
+		}
+	})
 	// Ask the replicas for an ACK now (unless writes are paused: the
 	// GETACK would change the offsets a paused failover compares).
 	if s.pause.typ.Load() == pauseOff {
@@ -622,7 +471,7 @@ func (c *Client) waitReplicas(numreplicas, timeout int64) bool {
 	r.unlock()
 	c.blockWith(nil, blockList, 0, nil, []byte(":0\r\n"))
 	if timeout > 0 {
-		wr.timer = time.AfterFunc(time.Duration(timeout)*time.Millisecond, func() { s.finishWait(wr) })
+		r.m.WaitTimeout(w, time.Duration(timeout)*time.Millisecond)
 	}
 	return true
 }
@@ -631,21 +480,16 @@ func (c *Client) waitReplicas(numreplicas, timeout int64) bool {
 
 // roleCommand is ROLE.
 func roleCommand(c *Client, _ [][]byte) {
-	s := c.srv
-	r := &s.repl
-	if l := s.replLink(); l != nil {
+	r := &c.srv.repl
+	if li := r.m.LinkInfo(); li != nil {
 		c.w.Array(5)
 		c.w.BulkString("slave")
-		c.w.BulkString(l.Host)
-		c.w.Int(int64(l.Port))
-		state := l.State().RoleName()
-		if r.loading.Load() != loadingNone {
-			state = "sync"
-		}
-		c.w.BulkString(state)
+		c.w.BulkString(li.Host)
+		c.w.Int(int64(li.Port))
+		c.w.BulkString(li.State.RoleName())
 		off := int64(-1)
-		if l.State() == repl.StateConnected {
-			off = s.replicaOffset()
+		if li.State == repl.StateConnected {
+			off = li.Offset
 		}
 		c.w.Int(off)
 		return
@@ -668,16 +512,20 @@ func roleCommand(c *Client, _ [][]byte) {
 // infoReplication writes INFO's replication section.
 func (s *Server) infoReplication(f func(format string, args ...any)) {
 	r := &s.repl
-	if l := s.replLink(); l != nil {
-		s.infoReplica(f, l)
+	if li := r.m.LinkInfo(); li != nil {
+		li.Priority = s.cfg.Get("replica-priority")
+		li.ReadOnly = s.cfg.Get("replica-read-only") == "yes"
+		li.Announced = s.cfg.Get("replica-announced") != "no"
+		li.Write(f, time.Now().UnixMilli())
 	} else {
 		f("role:master")
 	}
 	good := s.cfg.MinReplicas.Load() != 0 && s.cfg.MinReplicasLag.Load() != 0
 	fo := s.failoverState()
 	r.lock()
-	defer r.unlock()
-	r.m.InfoLocked(f, r.good.Load(), good, fo, s.backlogSize())
+	mi := r.m.InfoLocked(r.good.Load(), good, fo, s.backlogSize())
+	r.unlock()
+	mi.Write(f)
 }
 
 // replMemory returns the replication buffer's memory: in all (INFO's
@@ -737,35 +585,26 @@ func (s *Server) changeReplID() {
 func (s *Server) replicateRaw(args [][]byte) {
 	r := &s.repl
 	r.lock()
-	if r.link == nil {
+	if r.m.LinkLocked() == nil {
 		r.writeLocked(resp.AppendCommand(nil, args...))
 	}
 	r.unlock()
 }
 
-// ---- the replication AUX fields of RDB files ----
+// ---- the replication AUX fields of RDB files (repl's aux.go) ----
 
 // replSaveInfo returns the replication AUX fields for an RDB cut now (the
 // exclusive lock is held), nil when this server is in no replication
-// chain (rdbPopulateSaveInfo): the stream's id, its offset, and the
-// database its last command was in, so a server restarted from the file
-// can continue the stream (as a master, with replicas; as a replica, with
-// its master).
+// chain.
 func (s *Server) replSaveInfo() *persist.ReplAux {
 	r := &s.repl
 	r.lock()
 	defer r.unlock()
-	switch {
-	case r.link == nil && r.m.Backlog() != nil:
-		return &persist.ReplAux{ID: r.m.ID, Offset: r.m.Offset, StreamDB: max(r.m.SelectedDB(), 0)}
-	case r.link != nil && (r.mc != nil || r.cachedID != ""):
-		db := 0
-		if r.mc != nil {
-			db = r.mc.dbi
-		}
-		return &persist.ReplAux{ID: r.m.ID, Offset: r.m.Offset, StreamDB: db}
+	db := -1
+	if r.mc != nil {
+		db = r.mc.dbi
 	}
-	return nil
+	return r.m.SaveAuxLocked(db)
 }
 
 // replLoadBegin prepares loading the RDB at start-up: a master makes a
@@ -773,46 +612,20 @@ func (s *Server) replSaveInfo() *persist.ReplAux {
 func (s *Server) replLoadBegin() {
 	r := &s.repl
 	r.lock()
-	r.loadID, r.loadOffset, r.loadDB = "", -1, -1
-	if r.link == nil {
-		r.m.RebaseLocked(0, s.backlogSize())
+	if r.m.LoadBeginLocked(s.backlogSize()) {
 		r.updateFeed()
-		r.loadFeeding = true
 	}
 	r.unlock()
 }
 
-// replLoadAux notes a replication AUX field of the RDB being loaded. The
-// AUX fields come before the keys: a master's backlog is placed at the
-// file's offset at once, so the DELs of expired keys follow it.
-func (s *Server) replLoadAux(k, v string) {
-	r := &s.repl
-	r.lock()
-	defer r.unlock()
-	switch strings.ToLower(k) {
-	case "repl-id":
-		if len(v) == repl.IDLen {
-			r.loadID = v
-		}
-	case "repl-offset":
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			r.loadOffset = n
-			if b := r.m.Backlog(); r.loadFeeding && b != nil && b.Histlen() == 0 {
-				r.m.RebaseLocked(n, s.backlogSize())
-			}
-		}
-	case "repl-stream-db":
-		if n, err := strconv.Atoi(v); err == nil {
-			r.loadDB = n
-		}
-	}
-}
+// replLoadAux notes a replication AUX field of the RDB being loaded.
+func (s *Server) replLoadAux(k, v string) { s.repl.m.LoadAux(k, v, s.backlogSize()) }
 
 // replLoadExpired feeds the deletion of a key found expired at load.
 func (s *Server) replLoadExpired(dbi int, key []byte) {
 	r := &s.repl
 	r.lock()
-	if r.loadFeeding && r.m.Backlog() != nil {
+	if r.m.LoadFeedingLocked() {
 		cmd := "DEL"
 		if s.cfg.Get("lazyfree-lazy-expire") == "yes" {
 			cmd = "UNLINK"
@@ -822,30 +635,16 @@ func (s *Server) replLoadExpired(dbi int, key []byte) {
 	r.unlock()
 }
 
-// replLoadEnd applies what the RDB said of the replication stream
-// (loadDataFromDisk): a replica continues it as its cached master; a
-// master keeps it as its second id, so its replicas may continue, with
-// the backlog of what expired meanwhile. Without it a master drops the
-// backlog.
+// replLoadEnd applies what the RDB said of the replication stream: a
+// replica keeps its master's client cached, a master without it drops
+// the backlog.
 func (s *Server) replLoadEnd() {
 	r := &s.repl
 	r.lock()
 	defer r.unlock()
-	r.loadFeeding = false
-	valid := r.loadID != "" && r.loadOffset >= 0 && r.loadDB >= 0
-	switch {
-	case valid && r.link != nil:
-		r.m.ID = r.loadID
-		r.m.Offset = r.loadOffset
-		r.cachedID = r.loadID
-		mc := &Client{srv: s, slot: s.goSlot, fd: -1, authed: true, replMaster: true, created: time.Now(), dbi: min(r.loadDB, s.ks.NumDBs()-1)}
-		mc.w.Proto = 2
-		r.mc = mc
-	case valid:
-		r.m.ID2 = r.loadID
-		r.m.Offset2 = r.loadOffset + 1
-	case r.link == nil:
+	if db := r.m.LoadEndLocked(); db >= 0 {
+		r.mc = s.masterClient(min(db, s.ks.NumDBs()-1), "")
+	} else if r.m.LinkLocked() == nil && r.m.Backlog() == nil {
 		r.freeBacklogLocked()
-		r.m.Offset = 0
 	}
 }

@@ -449,10 +449,7 @@ func (s *Server) Stop() {
 		s.mu.Unlock()
 		// A replica's link ends before Stop returns: a load under way
 		// must not write its file after the server is gone.
-		s.repl.lock()
-		link := s.repl.link
-		s.repl.unlock()
-		if link != nil {
+		if link := s.repl.m.Link(); link != nil {
 			link.Stop()
 		}
 		s.wg.Wait()

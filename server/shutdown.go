@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/sluicedb/sluice/repl"
 )
 
 // Shutdown, after Redis 7.0's prepareForShutdown and finishShutdown: with
@@ -116,7 +114,7 @@ func (s *Server) shutdownCron() {
 		s.prepareShutdown(strings.Contains(flags, " save "), strings.Contains(flags, " nosave "),
 			strings.Contains(flags, " now "), strings.Contains(flags, " force "), nil)
 	case deadline != 0:
-		if time.Now().UnixMilli() >= deadline || s.replicasInSync() {
+		if time.Now().UnixMilli() >= deadline || s.repl.m.InSync() {
 			s.finishShutdown()
 		}
 	}
@@ -141,7 +139,7 @@ func (s *Server) prepareShutdown(save, nosave, now, force bool, by *Client) (wai
 	sd.mu.Unlock()
 	s.Warnf("User requested shutdown...")
 	timeout, _ := strconv.ParseInt(s.cfg.Get("shutdown-timeout"), 10, 64)
-	if !now && timeout != 0 && !s.replicasInSync() {
+	if !now && timeout != 0 && !s.repl.m.InSync() {
 		sd.mu.Lock()
 		sd.deadline = time.Now().UnixMilli() + timeout*1000
 		sd.mu.Unlock()
@@ -153,20 +151,6 @@ func (s *Server) prepareShutdown(save, nosave, now, force bool, by *Client) (wai
 		return true, nil
 	}
 	return false, s.finishShutdown()
-}
-
-// replicasInSync reports whether every replica acknowledged the whole
-// stream (isReadyToShutdown).
-func (s *Server) replicasInSync() bool {
-	r := &s.repl
-	r.lock()
-	defer r.unlock()
-	for _, rp := range r.m.ReplicasLocked() {
-		if rp.AckOffset() != r.m.Offset {
-			return false
-		}
-	}
-	return true
 }
 
 // sendGetack asks the replicas for an acknowledgement now.
@@ -190,24 +174,7 @@ func (s *Server) finishShutdown() error {
 	}
 	sd.finishing = true
 	sd.mu.Unlock()
-	r := &s.repl
-	r.lock()
-	n, lagging := len(r.m.ReplicasLocked()), 0
-	now := time.Now().UnixMilli()
-	for _, rp := range r.m.ReplicasLocked() {
-		if ack := rp.AckOffset(); ack != r.m.Offset {
-			lagging++
-			lag, state := int64(0), r.m.StateLocked(rp)
-			if state == repl.Online {
-				lag = (now - rp.AckTime()) / 1000
-			}
-			s.Warnf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.", rp.Name(), r.m.Offset-ack, lag, state)
-		}
-	}
-	r.unlock()
-	if n > 0 {
-		s.Logf("%d of %d replicas are in sync when shutting down.", n-lagging, n)
-	}
+	s.repl.m.LogLagging()
 	sd.mu.Lock()
 	save := sd.save || !sd.nosave && len(strings.Fields(s.cfg.Get("save"))) > 0
 	force := sd.force
