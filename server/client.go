@@ -46,6 +46,7 @@ type Client struct {
 	// room in its socket is armed (loop_uring_linux.go).
 	ringGen     uint32
 	ringPollOut bool
+	ringSent    bool     // its held replies are in the ring's current send batch
 	tls         *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)
 
 	authed          bool

@@ -695,7 +695,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 // write (and, under appendfsync always, one fsync), and no reply goes out
 // before the effects it acknowledges or shows are on disk as promised.
 func (l *loop) holdOrWrite(c *Client) {
-	if len(c.held) == 0 && !l.srv.effectsPending() {
+	if len(c.held) == 0 && !l.srv.effectsPending() && !l.ringSends(c) {
 		l.write(c)
 		return
 	}
@@ -720,8 +720,23 @@ func (l *loop) releaseHeld() {
 		return
 	}
 	l.srv.commitIfPending()
+	if l.ring != nil && l.ring.sends {
+		l.sendHeld()
+	}
 	for i, c := range l.held {
 		l.held[i] = nil
+		if c.ringSent {
+			// Sent through the ring (sendHeld) with the others.
+			c.ringSent = false
+			c.held = c.held[:0]
+			if cap(c.held) > 4*flushAt {
+				c.held = nil
+			}
+			if c.fd >= 0 && (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
+				l.close(c)
+			}
+			continue
+		}
 		out := c.held
 		c.held = nil
 		if c.fd < 0 {
@@ -781,16 +796,7 @@ func (l *loop) write(c *Client) bool {
 			continue
 		}
 		if err == unix.EAGAIN {
-			c.pending = append(c.pending[:0], data...)
-			c.outLen.Store(int64(len(c.pending)))
-			c.w.Buf = c.w.Buf[:0]
-			l.waitWritable(c, false)
-			if c.outputOverLimit(int64(len(c.pending))) {
-				l.close(c)
-			} else if !c.memChanged() {
-				l.close(c)
-			}
-			return false
+			return l.queueRest(c, data)
 		}
 		if err == unix.EINTR {
 			continue
@@ -801,6 +807,21 @@ func (l *loop) write(c *Client) bool {
 	}
 	c.w.Buf = c.w.Buf[:0]
 	return true
+}
+
+// queueRest keeps data, what the socket did not take of a write, for when
+// it takes output again.
+func (l *loop) queueRest(c *Client, data []byte) bool {
+	c.pending = append(c.pending[:0], data...)
+	c.outLen.Store(int64(len(c.pending)))
+	c.w.Buf = c.w.Buf[:0]
+	l.waitWritable(c, false)
+	if c.outputOverLimit(int64(len(c.pending))) {
+		l.close(c)
+	} else if !c.memChanged() {
+		l.close(c)
+	}
+	return false
 }
 
 func (l *loop) onWritable(c *Client) {

@@ -361,6 +361,18 @@ func (r *Ring) Send(fd int, p []byte, userData uint64) bool {
 	return true
 }
 
+// SendNow queues a send of p on fd that does not wait for room in the
+// socket: it completes as it is submitted, with what the socket took
+// (possibly less than len(p)) or EAGAIN. p must stay untouched until the
+// completion is consumed.
+func (r *Ring) SendNow(fd int, p []byte, userData uint64) bool {
+	if !r.Send(fd, p, userData) {
+		return false
+	}
+	r.sqes[(r.tail-1)&r.sqMask].OpFlags |= unix.MSG_DONTWAIT
+	return true
+}
+
 // Poll arms a poll of fd for events (POLLIN, POLLOUT...); multi keeps it
 // armed, completing on every wake-up.
 func (r *Ring) Poll(fd int, events uint32, multi bool, userData uint64) bool {
