@@ -59,6 +59,7 @@ type loop struct {
 	spareTasks []func()
 	spareReady []*Client
 	lastYield  int64 // nanotime of the loop's last yield (yieldIfDue)
+	heldBufs   [][]byte
 }
 
 const readSize = 64 * 1024
@@ -709,6 +710,10 @@ func (l *loop) hold(c *Client) {
 	}
 	if len(c.held) == 0 {
 		l.held = append(l.held, c)
+		if c.held == nil && len(l.heldBufs) > 0 {
+			c.held = l.heldBufs[len(l.heldBufs)-1]
+			l.heldBufs = l.heldBufs[:len(l.heldBufs)-1]
+		}
 	}
 	c.held = append(c.held, c.w.Buf...)
 	c.w.Buf = c.w.Buf[:0]
@@ -728,10 +733,7 @@ func (l *loop) releaseHeld() {
 		if c.ringSent {
 			// Sent through the ring (sendHeld) with the others.
 			c.ringSent = false
-			c.held = c.held[:0]
-			if cap(c.held) > 4*flushAt {
-				c.held = nil
-			}
+			l.releaseHeldBuf(c)
 			if c.fd >= 0 && (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
 				l.close(c)
 			}
@@ -744,16 +746,23 @@ func (l *loop) releaseHeld() {
 		}
 		c.w.Buf = out
 		l.write(c)
-		c.held = c.w.Buf[:0]
-		if cap(c.held) > 4*flushAt {
-			c.held = nil
-		}
+		c.held = c.w.Buf
 		c.w.Buf = nil
+		l.releaseHeldBuf(c)
 		if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
 			l.close(c)
 		}
 	}
 	l.held = l.held[:0]
+}
+
+// releaseHeldBuf gives c's held buffer, now sent, back to the loop's
+// spares: a client does not keep one between batches.
+func (l *loop) releaseHeldBuf(c *Client) {
+	if b := c.held; b != nil && cap(b) <= 4*flushAt && len(l.heldBufs) < 64 {
+		l.heldBufs = append(l.heldBufs, b[:0])
+	}
+	c.held = nil
 }
 
 // write sends c.w.Buf; what the socket does not take is kept in
