@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/cluster"
+	"github.com/sluicedb/sluice/latency"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/store"
 )
@@ -37,7 +38,7 @@ type Server struct {
 	activeExpireOff atomic.Bool
 	migrate         cluster.Migrator // MIGRATE's connections to other servers
 	lazyfreed       atomic.Int64     // INFO lazyfreed_objects
-	latmon          latencyMonitor
+	latmon          latency.Monitor
 	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
 
 	mu      sync.Mutex
