@@ -9,6 +9,7 @@ import (
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 // maxmemory: eviction as Redis 7.0's evict.c, on the memory Sluice counts
@@ -456,13 +457,14 @@ func (s *Server) deleteVictim(dbi int, key string, volatile bool) string {
 	s.ev.victimsBuf = append(s.ev.victimsBuf[:0], key...)
 	// Deleted or found expired, the key frees what it was counted for.
 	s.ev.freed += store.Cost(s.ev.victimsBuf, e)
-	if by := s.ev.evictor; by != nil && by.trk != nil {
+	if by := s.ev.evictor; by != nil && by.trk.Load() != nil {
 		// The evicting client's own change, for client tracking: an
 		// invalidation of this key for it is queued on its goroutine (we
 		// hold the key's lock, so no one else changes it meanwhile) and
 		// sent before its command's reply (oomCheck).
-		by.trk.exec.Store(&trackExec{keys: []string{key}})
-		defer by.trk.exec.Store(nil)
+		trk := by.trk.Load()
+		trk.Exec.Store(&tracking.Exec{Keys: []string{key}})
+		defer trk.Exec.Store(nil)
 	}
 	if !db.Delete(s.ev.victimsBuf) {
 		return ""

@@ -175,8 +175,8 @@ func (c *Client) refreshOwnMemory() {
 	if c.ps.total() > 0 {
 		n += c.pubsubMem.Load()
 	}
-	if t := c.trk; t != nil {
-		for _, p := range t.prefixes {
+	if t := c.trk.Load(); t != nil {
+		for _, p := range t.Prefixes() {
 			n += store.AllocSize(len(p)) + 48
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sluicedb/sluice/latency"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 // Version is the Redis version Sluice reports (the protocol level it implements).
@@ -66,7 +67,7 @@ type Server struct {
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
 	watches  watchRegistry
-	tracking trackingTable
+	tracking tracking.Table[*Client]
 	avgTTL   []atomic.Int64 // INFO avg_ttl per database, written by cron only
 	pubsub   pubsubRegistry
 	monitors monitorRegistry
@@ -415,9 +416,7 @@ func (s *Server) removeClient(c *Client) {
 	}
 	s.mu.Unlock()
 	s.watches.unwatchAll(c)
-	s.tracking.mu.Lock()
-	s.tracking.disable(c)
-	s.tracking.mu.Unlock()
+	s.tracking.Disable(c, c.trk.Load())
 	s.pubsub.unsubscribeAll(c)
 	s.blocking.clientClosed(c)
 	s.pauseClientClosed(c)
