@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 	"github.com/sluicedb/sluice/tracking"
@@ -56,7 +57,7 @@ type Client struct {
 	blockedCounted  atomic.Bool  // counted in INFO's blocked_clients: cleared before the reply that ends the block is delivered
 	dirtyCAS        atomic.Bool  // a watched key changed: EXEC fails
 	watched         []watchedKey // keys this client WATCHes
-	ps              subs         // pub/sub subscriptions
+	ps              pubsub.Subs  // pub/sub subscriptions
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
 	replyOff        bool         // CLIENT REPLY OFF
 	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply

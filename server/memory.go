@@ -172,7 +172,7 @@ func (c *Client) refreshOwnMemory() {
 	mm := c.multiMem()
 	storeIfChanged(&c.multiMemA, mm)
 	n := clientBase + qa + mm + int64(len(c.watched))*watchCost
-	if c.ps.total() > 0 {
+	if c.ps.Total() > 0 {
 		n += c.pubsubMem.Load()
 	}
 	if t := c.trk.Load(); t != nil {

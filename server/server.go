@@ -17,6 +17,7 @@ import (
 	"github.com/sluicedb/sluice/cluster"
 	"github.com/sluicedb/sluice/latency"
 	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/store"
 	"github.com/sluicedb/sluice/tracking"
 )
@@ -69,7 +70,7 @@ type Server struct {
 	watches  watchRegistry
 	tracking tracking.Table[*Client]
 	avgTTL   []atomic.Int64 // INFO avg_ttl per database, written by cron only
-	pubsub   pubsubRegistry
+	pubsub   pubsub.Registry[*Client]
 	monitors monitorRegistry
 	lua      scriptingState // Lua scripting and functions (scripting.go)
 	held     heldState      // a script holding its event loop (whileHeld)
@@ -417,7 +418,7 @@ func (s *Server) removeClient(c *Client) {
 	s.mu.Unlock()
 	s.watches.unwatchAll(c)
 	s.tracking.Disable(c, c.trk.Load())
-	s.pubsub.unsubscribeAll(c)
+	c.unsubscribeAll()
 	s.blocking.clientClosed(c)
 	s.pauseClientClosed(c)
 	s.monitors.remove(c)

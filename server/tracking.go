@@ -332,7 +332,7 @@ func (s *Server) sendTracking(c, self *Client, payload []byte) {
 	case target.w.Proto == 3:
 		w.Push(2)
 		w.BulkString("invalidate")
-	case redir != 0 && target.subCount(kindChannel)+target.subCount(kindShard) > 0:
+	case redir != 0 && target.ps.Total() > 0:
 		w.Proto = 2
 		w.Array(3)
 		w.BulkString("message")
