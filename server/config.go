@@ -337,7 +337,7 @@ var params = []*param{
 	enumP("repl-diskless-load", "disabled", "disabled", "on-empty-db", "swapdb"),
 	enumP("loglevel", "notice", "debug", "verbose", "notice", "warning"),
 	enumP("maxmemory-policy", "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction").onSet(func(cfg *Config, v string) error {
-		cfg.mmPolicy.Store(parsePolicy(v))
+		cfg.mmPolicy.Store(store.ParsePolicy(v))
 		return mmApply(nil)(cfg, v)
 	}),
 	enumP("appendfsync", "everysec", "everysec", "always", "no"),
