@@ -11,8 +11,10 @@ import (
 	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 //go:linkname nanotime runtime.nanotime
@@ -62,7 +64,7 @@ type Client struct {
 	blockedCounted  atomic.Bool  // counted in INFO's blocked_clients: cleared before the reply that ends the block is delivered
 	dirtyCAS        atomic.Bool  // a watched key changed: EXEC fails
 	watched         []watchedKey // keys this client WATCHes
-	ps              subs         // pub/sub subscriptions
+	ps              pubsub.Subs  // pub/sub subscriptions
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
 	replyOff        bool         // CLIENT REPLY OFF
 	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply
@@ -106,15 +108,15 @@ type Client struct {
 	mark       int64         // nanotime at which the previous command of this batch ended
 	errBase    int           // error replies written before the command being timed ended
 	scratch    []byte
-	tx         *txState    // MULTI state, nil when not in a transaction
-	txSpare    *txState    // the last transaction's queue, reused by the next MULTI
-	inExec     bool        // running queued commands under the exclusive lock
-	fromScript bool        // the client scripts run their redis.call commands through
-	blocked    bool        // waiting on a blocking command: input is held, not parsed
-	postponed  bool        // the command was held back by CLIENT PAUSE: not consumed
-	cur        *Command    // the command being called (a blocking command's waiter keeps it)
-	curArgs    [][]byte    // its arguments (slices of the read buffer: valid during the call)
-	trk        *trackState // CLIENT TRACKING state, nil until first enabled (set under srv.tracking.mu)
+	tx         *txState                       // MULTI state, nil when not in a transaction
+	txSpare    *txState                       // the last transaction's queue, reused by the next MULTI
+	inExec     bool                           // running queued commands under the exclusive lock
+	fromScript bool                           // the client scripts run their redis.call commands through
+	blocked    bool                           // waiting on a blocking command: input is held, not parsed
+	postponed  bool                           // the command was held back by CLIENT PAUSE: not consumed
+	cur        *Command                       // the command being called (a blocking command's waiter keeps it)
+	curArgs    [][]byte                       // its arguments (slices of the read buffer: valid during the call)
+	trk        atomic.Pointer[tracking.State] // CLIENT TRACKING state, nil until first enabled
 
 	// Replication (replication.go): the commands a transaction or script
 	// propagates, gathered until it ends; the replication offset after the
@@ -549,9 +551,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.errBase = c.countErrors()
 	c.cur, c.curArgs = cmd, args
-	trk := c.trk
+	trk := c.trk.Load()
 	if trk != nil {
-		c.trackBegin(cmd, args)
+		c.trackBegin(trk, cmd, args)
 	}
 	switch {
 	case c.inExec || cmd.Flags&cmdspec.NoLock != 0:
@@ -561,7 +563,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			// A stand-in serves this loop while a script holds the keyspace.
 			c.rejectCmd(cmd, c.srv.busyText())
 			if trk != nil {
-				trk.exec.Store(nil)
+				trk.Exec.Store(nil)
 			}
 			return
 		}
@@ -577,7 +579,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	default:
 		if !ks.Lock.TryRLock(c.slot) && !c.lockOrBusy(cmd) {
 			if trk != nil {
-				trk.exec.Store(nil)
+				trk.Exec.Store(nil)
 			}
 			return
 		}
@@ -615,8 +617,8 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		ks.Lock.RUnlock(c.slot)
 	}
 	if trk != nil {
-		c.trackEnd(cmd, args)
-	} else if c.fromScript && c.srv.tracking.clients.Load() > 0 {
+		c.trackEnd(trk, cmd, args)
+	} else if c.fromScript && c.srv.tracking.Clients() > 0 {
 		c.trackScriptRead(cmd, args)
 	}
 	c.lastCmd.Store(cmd)

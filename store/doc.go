@@ -3,6 +3,8 @@
 // connections on different cores rarely meet; entries with a type, an
 // expiry and an LRU clock; lazy expiry on access and Redis's active expiry
 // cycle; the bytes keys and values take, counted as Redis's allocator
-// would count them (mem.go); and point-in-time snapshots taken without
-// stopping the world (snapshot.go: BeginSnapshot, Walk).
+// would count them (mem.go); maxmemory-policy's choice of victims, from a
+// pool of sampled candidates (evictpool.go: Evictor); and point-in-time
+// snapshots taken without stopping the world (snapshot.go: BeginSnapshot,
+// Walk).
 package store
