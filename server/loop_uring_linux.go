@@ -236,8 +236,9 @@ func (l *loop) spinRing(deadline int64) bool {
 }
 
 // reapRing serves the completions that are there: first those a stand-in
-// set aside, then the queue's, one at a time, each consumed before it is
-// served (a stand-in that starts meanwhile goes on from the next one).
+// or sendHeld set aside, then the queue's, one at a time, each consumed
+// before it is served (a stand-in that starts meanwhile goes on from the
+// next one).
 func (l *loop) reapRing() {
 	rg := l.ring
 	for len(rg.deferred) > 0 {
@@ -247,19 +248,20 @@ func (l *loop) reapRing() {
 	}
 	rg.deferred = nil
 	r := rg.r
-	for round := 0; round < 4; round++ {
-		for {
-			c := r.Peek()
-			if c == nil {
-				break
-			}
-			cqe := *c
-			r.Advance()
-			l.onCompletion(cqe, nil)
+	// Only what is there now: completions keep coming while these are
+	// served (a write runs the receives the kernel queued), and work
+	// posted meanwhile (CLIENT KILL closing a client, say) must run
+	// before input that arrived after it.
+	for n := r.Count(); n > 0; n-- {
+		c := r.Peek()
+		if c == nil {
+			break
 		}
-		if !r.NeedsEnter() {
-			return
-		}
+		cqe := *c
+		r.Advance()
+		l.onCompletion(cqe, nil)
+	}
+	if r.NeedsEnter() {
 		// Completions the queue had no room for wait in the kernel.
 		r.Submit(0)
 	}

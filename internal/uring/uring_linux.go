@@ -315,6 +315,11 @@ func (r *Ring) Advance() {
 	atomic.StoreUint32(r.cqHead, atomic.LoadUint32(r.cqHead)+1)
 }
 
+// Count is the number of completions waiting to be consumed.
+func (r *Ring) Count() uint32 {
+	return atomic.LoadUint32(r.cqTail) - atomic.LoadUint32(r.cqHead)
+}
+
 // Ready reports whether completions wait to be consumed.
 func (r *Ring) Ready() bool {
 	return atomic.LoadUint32(r.cqHead) != atomic.LoadUint32(r.cqTail)
