@@ -869,8 +869,8 @@ func applyPercentiles(_ *Config, v string) error {
 		return nil
 	}
 	for _, a := range args {
-		f, err := strconv.ParseFloat(a, 64)
-		if err != nil || a == "" || strings.ContainsAny(a, " \t") || math.IsNaN(f) {
+		f, ok := string2d(a)
+		if !ok {
 			return errors.New("Invalid latency-tracking-info-percentiles parameters")
 		}
 		if f > 100 || f < 0 {
@@ -878,6 +878,41 @@ func applyPercentiles(_ *Config, v string) error {
 		}
 	}
 	return nil
+}
+
+// string2d parses a double as Redis's string2d does with strtod: no
+// blanks around it, hexadecimal mantissas with or without an exponent,
+// inf; NaN, overflow and an underflow to zero refused.
+func string2d(s string) (float64, bool) {
+	isSpace := func(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+	if s == "" || isSpace(s[0]) || isSpace(s[len(s)-1]) || strings.ContainsRune(s, '_') {
+		return 0, false
+	}
+	t := strings.TrimLeft(s, "+-")
+	hex := len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')
+	if hex && !strings.ContainsAny(t, "pP") {
+		s += "p0" // strtod's exponent is optional, Go's is not
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, false
+	}
+	if f == 0 {
+		// ERANGE with a zero result: the mantissa was not zero.
+		mant := t
+		if hex {
+			mant = t[2:]
+			if i := strings.IndexAny(mant, "pP"); i >= 0 {
+				mant = mant[:i]
+			}
+		} else if i := strings.IndexAny(mant, "eE"); i >= 0 {
+			mant = mant[:i]
+		}
+		if strings.Trim(mant, "0.") != "" {
+			return 0, false
+		}
+	}
+	return f, true
 }
 
 func applyOutputLimits(cfg *Config, v string) error {
@@ -962,7 +997,7 @@ func showPercentiles(cfg *Config) string {
 		if a == "" {
 			continue
 		}
-		f, _ := strconv.ParseFloat(a, 64)
+		f, _ := string2d(a)
 		s := strconv.FormatFloat(f, 'f', 6, 64)
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 		out = append(out, s)
