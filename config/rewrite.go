@@ -15,8 +15,8 @@ import (
 )
 
 // CONFIG REWRITE, as Redis 7.0's rewriteConfig: the old file's lines are
-// kept in their places (comments and blank lines as they are, lines it
-// cannot read or does not know turned into "# ??? " comments), each
+// kept in their places, trimmed (lines it cannot read or whose
+// directive it does not know turned into "# ??? " comments), each
 // directive's current value replaces its first lines in the file (one
 // line per value for the directives written as several lines: save,
 // client-output-buffer-limit, user), the lines of a directive no longer
