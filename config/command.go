@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sluicedb/sluice/store"
@@ -119,12 +120,29 @@ func (cfg *Config) SetPairs(args [][]byte, protectedOK bool, restoring func(name
 		old[i] = cfg.vals[p.name]
 		cfg.mu.RUnlock()
 	}
+	hz := cfg.Hz.Load()
 	for i, p := range ps {
 		if err := cfg.store(p, vals[i]); err != nil {
 			for j := i - 1; j >= 0; j-- {
 				cfg.store(ps[j], old[j])
 			}
 			return nil, setError(p.argName(args[2*i]), err.Error())
+		}
+	}
+	// What Redis's apply functions do to the values changed, in the
+	// command's order (hz as each runs).
+	for i, p := range ps {
+		if vals[i] == old[i] {
+			continue
+		}
+		if p.name == "hz" {
+			hz, _ = strconv.ParseInt(vals[i], 10, 64)
+		}
+		if p.settle != nil {
+			vals[i] = p.settle(vals[i], hz)
+			cfg.mu.Lock()
+			cfg.vals[p.name] = vals[i]
+			cfg.mu.Unlock()
 		}
 	}
 	if i, err := cfg.runLater(ps); err != nil {

@@ -119,6 +119,10 @@ type Hooks struct {
 	ListenTLS func(bind []string, port string) error
 	// TLSAuthClients applies tls-auth-clients.
 	TLSAuthClients func(v string)
+	// Master returns the master the server replicates ("host port"),
+	// "" when it is a master: CONFIG GET replicaof and CONFIG REWRITE
+	// show it.
+	Master func() string
 }
 
 // RequirePass is non-empty when connections must authenticate: the

@@ -82,6 +82,25 @@ func TestSetNormalizes(t *testing.T) {
 		{"client-output-buffer-limit", "normal 1mb 2mb 60", "", "normal 1048576 2097152 60 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
 		{"client-output-buffer-limit", "replica 1 2 3 pubsub 4 5 6", "", "normal 0 0 0 slave 1 2 3 pubsub 4 5 6"},
 		{"latency-tracking-info-percentiles", "50 99.9 100", "", "50 99.9 100"},
+		// strtod's syntax: hexadecimal mantissas with or without an
+		// exponent, a subnormal that is not zero.
+		{"latency-tracking-info-percentiles", "0x10 0x1.8p1 .5 1e-310", "", "16 3 0.5 0"},
+		// Values Redis's apply functions change once set: hz within
+		// 1..500, repl-backlog-size at least 16kb, watchdog-period at
+		// least two of hz's periods.
+		{"hz", "600", "", "500"},
+		{"hz", "0", "", "1"},
+		{"repl-backlog-size", "1", "", "16384"},
+		{"watchdog-period", "1", "", "200"},
+		{"watchdog-period", "0", "", "0"},
+		// Numbers read by strtoll (saturating, an empty word is 0) into
+		// C ints: a save point's changes and soft_limit_seconds.
+		{"save", "100 5000000000", "", "100 705032704"},
+		{"save", "99999999999999999999 1", "", "9223372036854775807 1"},
+		{"save", "100 99999999999999999999", "", "100 -1"},
+		{"save", "100 ", "", "100 0"},
+		{"oom-score-adj-values", "1 2 ", "", "1 2 0"},
+		{"client-output-buffer-limit", "normal 1 2 5000000000", "", "normal 1 2 705032704 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
 	} {
 		cfg := newConfig(t)
 		if msg := set(cfg, tc.name, tc.value); msg != "" {
@@ -131,6 +150,14 @@ func TestSetErrors(t *testing.T) {
 		{[]string{"client-output-buffer-limit", "normal x 2 3"}, failed("client-output-buffer-limit", "Error in hard, soft or soft_seconds setting in buffer limit configuration.")},
 		{[]string{"latency-tracking-info-percentiles", "101"}, failed("latency-tracking-info-percentiles", "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")},
 		{[]string{"latency-tracking-info-percentiles", "abc"}, failed("latency-tracking-info-percentiles", "Invalid latency-tracking-info-percentiles parameters")},
+		{[]string{"latency-tracking-info-percentiles", "1e-400"}, failed("latency-tracking-info-percentiles", "Invalid latency-tracking-info-percentiles parameters")},
+		{[]string{"latency-tracking-info-percentiles", "1e400"}, failed("latency-tracking-info-percentiles", "Invalid latency-tracking-info-percentiles parameters")},
+		{[]string{"latency-tracking-info-percentiles", "0x"}, failed("latency-tracking-info-percentiles", "Invalid latency-tracking-info-percentiles parameters")},
+		{[]string{"latency-tracking-info-percentiles", "nan"}, failed("latency-tracking-info-percentiles", "Invalid latency-tracking-info-percentiles parameters")},
+		{[]string{"latency-tracking-info-percentiles", "inf"}, failed("latency-tracking-info-percentiles", "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")},
+		{[]string{"client-output-buffer-limit", "normal 1 2 99999999999999999999"}, failed("client-output-buffer-limit", "Error in hard, soft or soft_seconds setting in buffer limit configuration.")},
+		{[]string{"save", "100 -1"}, failed("save", "Invalid save parameters")},
+		{[]string{"save", "100  1"}, failed("save", "Invalid save parameters")},
 		{[]string{"oom-score-adj-values", "0 200 3000"}, failed("oom-score-adj-values", "Invalid oom-score-adj-values, elements must be between -2000 and 2000.")},
 		{[]string{"oom-score-adj-values", "0 200"}, failed("oom-score-adj-values", "wrong number of arguments")},
 		{[]string{"cluster-announce-hostname", "a_b"}, failed("cluster-announce-hostname", "Hostnames may only contain alphanumeric characters, hyphens or dots")},
@@ -210,7 +237,7 @@ func TestHotValues(t *testing.T) {
 	if p := cfg.MaxmemoryPolicy.Load(); p == nil || *p != "allkeys-lru" {
 		t.Errorf("maxmemory-policy %v", p)
 	}
-	want := []string{"maxmemory=1048576", "client-query-buffer-limit=2097152", "hz=600", "maxmemory-policy=allkeys-lru",
+	want := []string{"maxmemory=1048576", "client-query-buffer-limit=2097152", "hz=500", "maxmemory-policy=allkeys-lru",
 		"client-output-buffer-limit=normal 1 2 3 slave 4 5 6 pubsub 7 8 9", "notify-keyspace-events=Eg", "maxmemory-clients=5%"}
 	if !slices.Equal(changed, want) {
 		t.Errorf("OnChange: %q, want %q", changed, want)
@@ -339,69 +366,5 @@ func TestLoadConfig(t *testing.T) {
 	err = newConfig(t).LoadConfigFile(filepath.Join(dir, "nosuch.conf"))
 	if want := "Fatal error, can't open config file '" + filepath.Join(dir, "nosuch.conf") + "': No such file or directory"; err == nil || err.Error() != want {
 		t.Errorf("missing file: %v", err)
-	}
-}
-
-// CONFIG REWRITE keeps the file's comments and unknown lines, writes the
-// current value in place of a directive's line (an alias's under the
-// directive's name, repeated lines once), and appends the directives that
-// differ from their defaults after Redis's signature line, in the table's
-// order.
-func TestRewriteRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "sluice.conf")
-	conf := "# comment\nport 7393\nmaxmemory 100mb\nslave-read-only no\nsave 900 1\nsave 300 10\nnotify-keyspace-events KEA\n"
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := newConfig(t)
-	if err := cfg.LoadConfigFile(path); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.File() != path {
-		t.Errorf("File() = %q", cfg.File())
-	}
-	for _, kv := range [][2]string{{"maxmemory-policy", "allkeys-lru"}, {"proc-title-template", "{title} x"}, {"masterauth", `a b"c`}} {
-		if msg := set(cfg, kv[0], kv[1]); msg != "" {
-			t.Fatal(msg)
-		}
-	}
-	if err := cfg.Rewrite(path); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	// Sluice writes memory values in bytes where Redis keeps "100mb".
-	want := `# comment
-port 7393
-maxmemory 104857600
-replica-read-only no
-save 900 1 300 10
-notify-keyspace-events "AKE"
-# Generated by CONFIG REWRITE
-proc-title-template "{title} x"
-masterauth "a b\"c"
-maxmemory-policy allkeys-lru
-`
-	if string(b) != want {
-		t.Errorf("rewritten:\n%s\nwant:\n%s", b, want)
-	}
-
-	// Loading the rewritten file gives the same configuration.
-	again := newConfig(t)
-	if err := again.LoadConfigFile(path); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range cfg.Matching([]string{"*"}) {
-		if got := again.Get(p.Name); got != p.Value {
-			t.Errorf("%s: %q after the round trip, was %q", p.Name, got, p.Value)
-		}
-	}
-	// Rewriting again changes nothing but the signature line, which
-	// Sluice drops where Redis keeps it.
-	if err := again.Rewrite(path); err != nil {
-		t.Fatal(err)
-	}
-	if b2, _ := os.ReadFile(path); string(b2) != strings.Replace(want, "# Generated by CONFIG REWRITE\n", "", 1) {
-		t.Errorf("second rewrite:\n%s", b2)
 	}
 }

@@ -62,6 +62,13 @@ func (cfg *Config) LoadConfig(r io.Reader) error {
 			return &Error{line, text, err.Error()}
 		}
 	}
+	// As Redis's start-up does, watchdog-period is at least two of hz's
+	// periods (hz itself is kept within its range as it is read).
+	if p := paramByName["watchdog-period"]; cfg.Given(p.name) {
+		cfg.mu.Lock()
+		cfg.vals[p.name] = p.settle(cfg.vals[p.name], cfg.Hz.Load())
+		cfg.mu.Unlock()
+	}
 	return sc.Err()
 }
 
@@ -109,37 +116,11 @@ func (cfg *Config) ApplyArgs(argv []string) error {
 			}
 			continue
 		}
-		sb.WriteString(quoteArg(a))
+		sb.WriteString(reprArg(a))
 		sb.WriteByte(' ')
 		haveArg = true
 	}
 	return cfg.LoadConfig(strings.NewReader(sb.String()))
-}
-
-// quoteArg quotes s so that splitConfigArgs reads it back unchanged.
-func quoteArg(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' || c == '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 32 || c >= 127:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // splitConfigArgs splits a line into words as Redis's sdssplitargs does

@@ -49,6 +49,14 @@ type param struct {
 	protected bool  // CONFIG SET only when enable-protected-configs allows it
 	hidden    bool  // not matched by CONFIG GET patterns
 	multiArg  bool  // the value is a list of words
+	keepEmpty bool  // a string whose empty value is a value (Redis's ALLOW_EMPTY_STRING with an empty default)
+	// clamp, for numbers, brings a value within bounds Redis enforces
+	// silently (hz).
+	clamp func(n int64) int64
+	// settle is what Redis's apply function does to a value that CONFIG
+	// SET changed: it returns the value kept. hz is server.hz as the
+	// apply functions run.
+	settle func(v string, hz int64) string
 	// check validates a value beyond its kind (the normalised value).
 	check func(v string) error
 	// apply validates and applies a new value (already normalised for its
@@ -109,6 +117,7 @@ func (p *param) vals(v ...int) *param                                  { p.enumV
 func (p *param) multi() *param                                         { p.multiArg = true; return p }
 func (p *param) prot() *param                                          { p.protected = true; return p }
 func (p *param) after(h *laterHook) *param                             { p.later = h; return p }
+func (p *param) emptyOK() *param                                       { p.keepEmpty = true; return p }
 func atom(f func(c *Config) *atomic.Int64) func(*Config, string) error { return intApply(f) }
 
 // mmApply stores a numeric value (dst nil: none) and tells the server its
@@ -189,7 +198,7 @@ var params = []*param{
 	boolP("replica-ignore-disk-write-errors", "no", false),
 
 	// String configs.
-	strP("aclfile", "", true),
+	strP("aclfile", "", true).emptyOK(),
 	strP("unixsocket", "", true),
 	strP("pidfile", "", true),
 	strP("replica-announce-ip", "", false).aliased("slave-announce-ip"),
@@ -226,10 +235,10 @@ var params = []*param{
 	strP("bio_cpulist", "", true),
 	strP("aof_rewrite_cpulist", "", true),
 	strP("bgsave_cpulist", "", true),
-	strP("ignore-warnings", "", false),
+	strP("ignore-warnings", "", false).emptyOK(),
 	strP("proc-title-template", "{title} {listen-addr} {server-mode}", false).valid(validProcTitle),
 	strP("bind-source-addr", "", false),
-	strP("logfile", "", true),
+	strP("logfile", "", true).emptyOK(),
 	strP("masterauth", "", false),
 	strP("requirepass", "", false).onSet(func(cfg *Config, v string) error {
 		cfg.pass.Store(&v)
@@ -305,14 +314,14 @@ var params = []*param{
 	intP("rdb-key-save-delay", intMin, intMax, "0").hide(),
 	intP("key-load-delay", intMin, intMax, "0").hide(),
 	intP("active-expire-effort", 1, 10, "1"),
-	intP("hz", 0, intMax, "10").onSet(func(cfg *Config, v string) error {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		cfg.Hz.Store(min(max(n, 1), 500))
-		return nil
-	}),
+	// hz is kept within CONFIG_MIN_HZ..CONFIG_MAX_HZ, as Redis's
+	// updateHZ and its config loading do.
+	(&param{name: "hz", kind: pInt, def: "10", min: 0, max: intMax, clamp: func(n int64) int64 { return min(max(n, 1), 500) }}).onSet(atom(func(c *Config) *atomic.Int64 { return &c.Hz })),
 	intP("min-replicas-to-write", 0, intMax, "0").aliased("min-slaves-to-write").onSet(atom(func(c *Config) *atomic.Int64 { return &c.MinReplicas })),
 	intP("min-replicas-max-lag", 0, intMax, "10").aliased("min-slaves-max-lag").onSet(atom(func(c *Config) *atomic.Int64 { return &c.MinReplicasLag })),
-	intP("watchdog-period", 0, intMax, "0").hide(),
+	// watchdog-period is at least two of server.hz's periods
+	// (applyWatchdogPeriod), once set and at start-up.
+	(&param{name: "watchdog-period", kind: pInt, def: "0", min: 0, max: intMax, hidden: true, settle: settleWatchdog}),
 	intP("shutdown-timeout", 0, intMax, "10"),
 	intP("repl-diskless-sync-max-replicas", 0, intMax, "0"),
 
@@ -333,7 +342,15 @@ var params = []*param{
 	intP("latency-monitor-threshold", 0, longMax, "0").onSet(atom(func(c *Config) *atomic.Int64 { return &c.LatencyThresh })),
 	memP("proto-max-bulk-len", 1024*1024, longMax, "536870912").onSet(atom(func(c *Config) *atomic.Int64 { return &c.MaxBulkLen })),
 	intP("stream-node-max-entries", 0, longMax, "100"),
-	memP("repl-backlog-size", 1, longMax, "1048576"),
+	// repl-backlog-size: CONFIG SET raises it to
+	// CONFIG_REPL_BACKLOG_MIN_SIZE (resizeReplicationBacklog); the config
+	// file does not.
+	(&param{name: "repl-backlog-size", kind: pMemory, def: "1048576", min: 1, max: longMax, numFlags: numMemory, settle: func(v string, _ int64) string {
+		if n, _ := strconv.ParseInt(v, 10, 64); n < 16*1024 {
+			return "16384"
+		}
+		return v
+	}}),
 
 	// Unsigned long long configs.
 	memP("maxmemory", 0, ullongMx, "0").unsigned().onSet(mmApply(func(c *Config) *atomic.Int64 { return &c.MaxMemory })),
@@ -406,12 +423,12 @@ var params = []*param{
 	{name: "dir", kind: pSpecial, def: "", protected: true, apply: applyDir, show: func(*Config) string { d, _ := os.Getwd(); return d }},
 	// Sluice keeps data in memory only unless save points are given
 	// (redis-server's default is "3600 1 300 100 60 10000").
-	{name: "save", kind: pSpecial, def: "", multiArg: true, apply: applySave, show: showNumbers("save")},
+	{name: "save", kind: pSpecial, def: "", multiArg: true, apply: applySave, show: showNumbers("save", true)},
 	{name: "client-output-buffer-limit", kind: pSpecial, def: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", multiArg: true, apply: applyOutputLimits, show: func(cfg *Config) string { return cfg.showOutputLimits() }},
-	{name: "oom-score-adj-values", kind: pSpecial, def: "0 200 800", multiArg: true, apply: applyOOMValues, show: showNumbers("oom-score-adj-values")},
+	{name: "oom-score-adj-values", kind: pSpecial, def: "0 200 800", multiArg: true, apply: applyOOMValues, show: showNumbers("oom-score-adj-values", false)},
 	{name: "notify-keyspace-events", kind: pSpecial, def: "", apply: applyNotify, show: showNotify},
 	{name: "bind", kind: pSpecial, def: "127.0.0.1", multiArg: true, apply: applyBind},
-	{name: "replicaof", alias: "slaveof", kind: pSpecial, def: "", multiArg: true, immutable: true, apply: applyReplicaOf},
+	{name: "replicaof", alias: "slaveof", kind: pSpecial, def: "", multiArg: true, immutable: true, apply: applyReplicaOf, show: showReplicaOf},
 	{name: "latency-tracking-info-percentiles", kind: pSpecial, def: "50 99 99.9", multiArg: true, apply: applyPercentiles, show: showPercentiles},
 }
 
@@ -441,6 +458,9 @@ func (p *param) normalize(v string) (string, error) {
 		}
 		if err := p.checkBounds(n); err != nil {
 			return "", err
+		}
+		if p.clamp != nil {
+			n = p.clamp(n)
 		}
 		norm = p.formatNumber(n)
 	case pBool:
@@ -638,14 +658,44 @@ func memToULL(s string) (uint64, bool) {
 }
 
 // cStrtoll parses s as C's strtoll does when the whole string must be
-// consumed: leading blanks and a sign are accepted, overflow fails.
+// consumed and errno is checked: leading blanks and a sign are accepted,
+// overflow fails.
 func cStrtoll(s string, base int) (int64, bool) {
+	n, ok, rangeErr := strtoll(s, base)
+	return n, ok && !rangeErr
+}
+
+// strtoll is C's strtoll where the whole string must be consumed: ok
+// when it was, rangeErr when the number overflowed (n is then LLONG_MAX
+// or LLONG_MIN, as strtoll saturates).
+func strtoll(s string, base int) (n int64, ok, rangeErr bool) {
 	t := strings.TrimLeft(s, " \t\n\v\f\r")
 	if t == "" {
-		return 0, true // nothing to convert: strtoll returns 0 at the end
+		// Nothing to convert: strtoll returns 0 and the end pointer at
+		// the start, which is the end only for an empty string.
+		return 0, s == "", false
 	}
 	n, err := strconv.ParseInt(t, base, 64)
-	return n, err == nil
+	if err != nil && errors.Is(err, strconv.ErrRange) {
+		return n, true, true
+	}
+	return n, err == nil, false
+}
+
+// strtollSat is strtoll without errno checked: overflow saturates.
+func strtollSat(s string) (int64, bool) {
+	n, ok, _ := strtoll(s, 10)
+	return n, ok
+}
+
+// settleWatchdog is applyWatchdogPeriod: a period under two of hz's is
+// raised to that.
+func settleWatchdog(v string, hz int64) string {
+	n, _ := strconv.ParseInt(v, 10, 64)
+	if least := 1000 / max(hz, 1) * 2; n != 0 && n < least {
+		return strconv.FormatInt(least, 10)
+	}
+	return v
 }
 
 func validHostname(v string) error {
@@ -741,7 +791,7 @@ func applySave(_ *Config, v string) error {
 		return errors.New("Invalid save parameters")
 	}
 	for i, a := range args {
-		n, ok := cStrtoll(a, 10)
+		n, ok := strtollSat(a)
 		if !ok || (i%2 == 0 && n < 1) || (i%2 == 1 && n < 0) {
 			return errors.New("Invalid save parameters")
 		}
@@ -797,14 +847,30 @@ func applyReplicaOf(_ *Config, v string) error {
 	return nil // the server connects at start (wireReplication)
 }
 
+// showReplicaOf is the master the server replicates, once it runs, as
+// REPLICAOF set it; before, the directive's value.
+func showReplicaOf(cfg *Config) string {
+	if cfg.Hooks.Master != nil {
+		return cfg.Hooks.Master()
+	}
+	cfg.mu.RLock()
+	a := SplitList(cfg.vals["replicaof"])
+	cfg.mu.RUnlock()
+	if len(a) != 2 || strings.EqualFold(a[0], "no") && strings.EqualFold(a[1], "one") {
+		return ""
+	}
+	port, _ := strconv.ParseInt(a[1], 10, 64)
+	return a[0] + " " + strconv.FormatInt(port, 10)
+}
+
 func applyPercentiles(_ *Config, v string) error {
 	args := SplitList(v)
 	if len(args) == 1 && args[0] == "" {
 		return nil
 	}
 	for _, a := range args {
-		f, err := strconv.ParseFloat(a, 64)
-		if err != nil || a == "" || strings.ContainsAny(a, " \t") || math.IsNaN(f) {
+		f, ok := string2d(a)
+		if !ok {
 			return errors.New("Invalid latency-tracking-info-percentiles parameters")
 		}
 		if f > 100 || f < 0 {
@@ -812,6 +878,41 @@ func applyPercentiles(_ *Config, v string) error {
 		}
 	}
 	return nil
+}
+
+// string2d parses a double as Redis's string2d does with strtod: no
+// blanks around it, hexadecimal mantissas with or without an exponent,
+// inf; NaN, overflow and an underflow to zero refused.
+func string2d(s string) (float64, bool) {
+	isSpace := func(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+	if s == "" || isSpace(s[0]) || isSpace(s[len(s)-1]) || strings.ContainsRune(s, '_') {
+		return 0, false
+	}
+	t := strings.TrimLeft(s, "+-")
+	hex := len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')
+	if hex && !strings.ContainsAny(t, "pP") {
+		s += "p0" // strtod's exponent is optional, Go's is not
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, false
+	}
+	if f == 0 {
+		// ERANGE with a zero result: the mantissa was not zero.
+		mant := t
+		if hex {
+			mant = t[2:]
+			if i := strings.IndexAny(mant, "pP"); i >= 0 {
+				mant = mant[:i]
+			}
+		} else if i := strings.IndexAny(mant, "eE"); i >= 0 {
+			mant = mant[:i]
+		}
+		if strings.Trim(mant, "0.") != "" {
+			return 0, false
+		}
+	}
+	return f, true
 }
 
 func applyOutputLimits(cfg *Config, v string) error {
@@ -832,7 +933,8 @@ func applyOutputLimits(cfg *Config, v string) error {
 		}
 		hard, ok1 := memToULL(f[i+1])
 		soft, ok2 := memToULL(f[i+2])
-		secs, ok3 := cStrtoll(f[i+3], 10)
+		secs, ok3 := strtollSat(f[i+3])
+		secs = int64(int32(secs)) // soft_limit_seconds is read into an int
 		if !ok1 || !ok2 || !ok3 || secs < 0 {
 			return errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
 		}
@@ -864,18 +966,20 @@ func (cfg *Config) showOutputLimits() string {
 }
 
 // showNumbers formats a list of integers as Redis shows save parameters
-// and oom-score-adj-values ("3600 1 300 100").
-func showNumbers(name string) func(cfg *Config) string {
+// and oom-score-adj-values ("3600 1 300 100"): as strtoll reads them,
+// an empty word as 0, and with int32 set, every second number as the C
+// int it is stored in (a save point's changes).
+func showNumbers(name string, int32s bool) func(cfg *Config) string {
 	return func(cfg *Config) string {
 		cfg.mu.RLock()
 		args := SplitList(cfg.vals[name])
 		cfg.mu.RUnlock()
 		out := make([]string, 0, len(args))
-		for _, a := range args {
-			if a == "" {
-				continue
+		for i, a := range args {
+			n, _ := strtollSat(a)
+			if int32s && i%2 == 1 {
+				n = int64(int32(n))
 			}
-			n, _ := cStrtoll(a, 10)
 			out = append(out, strconv.FormatInt(n, 10))
 		}
 		return strings.Join(out, " ")
@@ -893,7 +997,7 @@ func showPercentiles(cfg *Config) string {
 		if a == "" {
 			continue
 		}
-		f, _ := strconv.ParseFloat(a, 64)
+		f, _ := string2d(a)
 		s := strconv.FormatFloat(f, 'f', 6, 64)
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 		out = append(out, s)

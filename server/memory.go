@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"math/bits"
 	"runtime"
 	"runtime/debug"
@@ -304,13 +305,23 @@ func (c *Client) clientEvictCheck() bool {
 }
 
 // clientsLimit is maxmemory-clients in bytes (0: no limit): an absolute
-// figure, or a percentage of maxmemory.
+// figure, or a percentage of maxmemory (none while maxmemory is 0), never
+// under 128kb so that clients can still reach the server
+// (getClientEvictionLimit).
 func (s *Server) clientsLimit() int64 {
-	v := s.cfg.MaxmemClients.Load()
-	if v >= 0 {
-		return v
+	v, mm := s.cfg.MaxmemClients.Load(), uint64(s.cfg.MaxMemory.Load())
+	lim := v
+	switch {
+	case v < 0 && mm > 0:
+		f := float64(mm) * float64(-v) / 100
+		if f >= math.MaxInt64 {
+			return math.MaxInt64
+		}
+		lim = int64(f)
+	case v <= 0:
+		return 0
 	}
-	return s.cfg.MaxMemory.Load() * -v / 100
+	return max(lim, 128<<10)
 }
 
 // evictable reports whether maxmemory-clients may evict c

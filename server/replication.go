@@ -115,6 +115,14 @@ func (s *Server) wireReplication() {
 			s.replicaOf(a[0], port, true)
 		}
 	}
+	// CONFIG GET replicaof and CONFIG REWRITE show the master of the
+	// moment, as REPLICAOF set it.
+	s.cfg.Hooks.Master = func() string {
+		if l := s.replLink(); l != nil {
+			return l.Host + " " + strconv.Itoa(l.Port)
+		}
+		return ""
+	}
 	go s.replCron()
 }
 

@@ -215,7 +215,7 @@ func TestServerBinaryConfig(t *testing.T) {
 			t.Fatalf("CONFIG REWRITE: %q", r)
 		}
 		b, _ := os.ReadFile(path)
-		if !strings.Contains(string(b), "maxmemory 3145728") || !strings.Contains(string(b), "# comment") {
+		if !strings.Contains(string(b), "maxmemory 3mb") || !strings.Contains(string(b), "# comment") {
 			t.Errorf("rewritten file:\n%s", b)
 		}
 		c.Do("SHUTDOWN", "NOSAVE")
