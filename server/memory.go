@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/watch"
 )
 
 // Memory accounting, as Redis's used_memory counts it: what the server
@@ -171,7 +172,7 @@ func (c *Client) refreshOwnMemory() {
 	storeIfChanged(&c.qbufCap, qa)
 	mm := c.multiMem()
 	storeIfChanged(&c.multiMemA, mm)
-	n := clientBase + qa + mm + int64(len(c.watched))*watchCost
+	n := clientBase + qa + mm + int64(c.watch.Len())*watchCost
 	if c.ps.total() > 0 {
 		n += c.pubsubMem.Load()
 	}
@@ -194,7 +195,7 @@ func storeIfChanged(a *atomic.Int64, n int64) {
 // watchCost is what one watched key takes: its entry in the client's list
 // and in the server's registry (the key's name is counted by the registry
 // once).
-const watchCost = int64(unsafe.Sizeof(watchedKey{})) + 64
+const watchCost = watch.EntrySize + 64
 
 // subCost is what one subscription takes in the client's and the server's
 // tables, besides the channel's name.

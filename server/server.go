@@ -413,7 +413,7 @@ func (s *Server) removeClient(c *Client) {
 		s.nconns.Add(-1)
 	}
 	s.mu.Unlock()
-	s.watches.unwatchAll(c)
+	s.watches.UnwatchAll(&c.watch)
 	s.tracking.mu.Lock()
 	s.tracking.disable(c)
 	s.tracking.mu.Unlock()
