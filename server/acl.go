@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/pubsub"
 )
 
 // The server's side of ACLs: the ACL command family, the check on the
@@ -276,24 +277,11 @@ func (s *Server) killPubsubClients(self *Client, u *acl.User, allowed *acl.Chann
 	// The registry says who subscribes to what (a client's own maps
 	// belong to its goroutine).
 	kill := map[*Client]bool{}
-	r := &s.pubsub
-	r.mu.RLock()
-	scan := func(m map[string]map[*Client]struct{}, pattern bool) {
-		for name, set := range m {
-			for t := range set {
-				if kill[t] || t.aclUser() != u {
-					continue
-				}
-				if !allowed.Allows([]byte(name), pattern) {
-					kill[t] = true
-				}
-			}
+	s.pubsub.Each(func(t *Client, k pubsub.Kind, name string) {
+		if !kill[t] && t.aclUser() == u && !allowed.Allows([]byte(name), k == pubsub.Pattern) {
+			kill[t] = true
 		}
-	}
-	scan(r.patterns, true)
-	scan(r.channels, false)
-	scan(r.shard, false)
-	r.mu.RUnlock()
+	})
 	for t := range kill {
 		if t == self {
 			t.closeAfterReply = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 // Blocking operations (BLPOP, BLMOVE, BZPOPMIN, ...), after Redis's blocked.c.
@@ -342,16 +343,16 @@ func (s *Server) serveReadyKeys() {
 			// Changes the served command makes are its client's own (the
 			// keyspace is held exclusively): a tracking client gets their
 			// invalidations after the reply, as after any command.
-			trk := w.c.trk
+			trk := w.c.trk.Load()
 			if trk != nil {
-				trk.exec.Store(&trackExec{all: true})
+				trk.Exec.Store(&tracking.Exec{All: true})
 			}
 			if s.ks.Snapshotting() {
 				w.c.captureKeys(db, w.cmd, w.args)
 			}
 			res := w.serve(&rw, db, key)
 			if trk != nil {
-				trk.exec.Store(nil)
+				trk.Exec.Store(nil)
 			}
 			if res == serveStop {
 				break

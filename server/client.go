@@ -11,8 +11,10 @@ import (
 	"github.com/sluicedb/sluice/acl"
 	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 //go:linkname nanotime runtime.nanotime
@@ -46,6 +48,7 @@ type Client struct {
 	// room in its socket is armed (loop_uring_linux.go).
 	ringGen     uint32
 	ringPollOut bool
+	ringSent    bool     // its held replies are in the ring's current send batch
 	tls         *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)
 
 	authed          bool
@@ -60,7 +63,7 @@ type Client struct {
 	blockedFlag     atomic.Bool
 	blockedCounted  atomic.Bool  // counted in INFO's blocked_clients: cleared before the reply that ends the block is delivered
 	watch           watchState   // keys this client WATCHes, and whether one changed: EXEC fails
-	ps              subs         // pub/sub subscriptions
+	ps              pubsub.Subs  // pub/sub subscriptions
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
 	replyOff        bool         // CLIENT REPLY OFF
 	replySkip       int          // CLIENT REPLY SKIP: skip the next command's reply
@@ -104,15 +107,15 @@ type Client struct {
 	mark       int64         // nanotime at which the previous command of this batch ended
 	errBase    int           // error replies written before the command being timed ended
 	scratch    []byte
-	tx         *txState    // MULTI state, nil when not in a transaction
-	txSpare    *txState    // the last transaction's queue, reused by the next MULTI
-	inExec     bool        // running queued commands under the exclusive lock
-	fromScript bool        // the client scripts run their redis.call commands through
-	blocked    bool        // waiting on a blocking command: input is held, not parsed
-	postponed  bool        // the command was held back by CLIENT PAUSE: not consumed
-	cur        *Command    // the command being called (a blocking command's waiter keeps it)
-	curArgs    [][]byte    // its arguments (slices of the read buffer: valid during the call)
-	trk        *trackState // CLIENT TRACKING state, nil until first enabled (set under srv.tracking.mu)
+	tx         *txState                       // MULTI state, nil when not in a transaction
+	txSpare    *txState                       // the last transaction's queue, reused by the next MULTI
+	inExec     bool                           // running queued commands under the exclusive lock
+	fromScript bool                           // the client scripts run their redis.call commands through
+	blocked    bool                           // waiting on a blocking command: input is held, not parsed
+	postponed  bool                           // the command was held back by CLIENT PAUSE: not consumed
+	cur        *Command                       // the command being called (a blocking command's waiter keeps it)
+	curArgs    [][]byte                       // its arguments (slices of the read buffer: valid during the call)
+	trk        atomic.Pointer[tracking.State] // CLIENT TRACKING state, nil until first enabled
 
 	// Replication (replication.go): the commands a transaction or script
 	// propagates, gathered until it ends; the replication offset after the
@@ -547,9 +550,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.errBase = c.countErrors()
 	c.cur, c.curArgs = cmd, args
-	trk := c.trk
+	trk := c.trk.Load()
 	if trk != nil {
-		c.trackBegin(cmd, args)
+		c.trackBegin(trk, cmd, args)
 	}
 	switch {
 	case c.inExec || cmd.Flags&cmdspec.NoLock != 0:
@@ -559,7 +562,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			// A stand-in serves this loop while a script holds the keyspace.
 			c.rejectCmd(cmd, c.srv.busyText())
 			if trk != nil {
-				trk.exec.Store(nil)
+				trk.Exec.Store(nil)
 			}
 			return
 		}
@@ -575,7 +578,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	default:
 		if !ks.Lock.TryRLock(c.slot) && !c.lockOrBusy(cmd) {
 			if trk != nil {
-				trk.exec.Store(nil)
+				trk.Exec.Store(nil)
 			}
 			return
 		}
@@ -613,8 +616,8 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		ks.Lock.RUnlock(c.slot)
 	}
 	if trk != nil {
-		c.trackEnd(cmd, args)
-	} else if c.fromScript && c.srv.tracking.clients.Load() > 0 {
+		c.trackEnd(trk, cmd, args)
+	} else if c.fromScript && c.srv.tracking.Clients() > 0 {
 		c.trackScriptRead(cmd, args)
 	}
 	c.lastCmd.Store(cmd)

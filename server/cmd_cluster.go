@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicedb/sluice/cluster"
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -277,33 +278,26 @@ func (h clusterHost) Publish(channel, message []byte, shard bool) {
 }
 
 func (h clusterHost) HasSubscribers(shard bool) bool {
-	r := &h.s.pubsub
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+	channels, patterns, shardChannels := h.s.pubsub.Counts()
 	if shard {
-		return len(r.shard) > 0
+		return shardChannels > 0
 	}
-	return len(r.channels)+len(r.patterns) > 0
+	return channels+patterns > 0
 }
 
 // UnsubscribeShardSlot unsubscribes every client from the shard channels
 // of slot, each getting its sunsubscribe message.
 func (h clusterHost) UnsubscribeShardSlot(slot int) {
-	r := &h.s.pubsub
-	r.mu.RLock()
 	var subs map[*Client][]string
-	for ch, set := range r.shard {
-		if cluster.KeySlotString(ch) != slot {
-			continue
+	h.s.pubsub.Each(func(c *Client, k pubsub.Kind, ch string) {
+		if k != pubsub.Shard || cluster.KeySlotString(ch) != slot {
+			return
 		}
 		if subs == nil {
 			subs = map[*Client][]string{}
 		}
-		for c := range set {
-			subs[c] = append(subs[c], ch)
-		}
-	}
-	r.mu.RUnlock()
+		subs[c] = append(subs[c], ch)
+	})
 	for c, chans := range subs {
 		c.unsubscribeShardAsync(chans)
 	}

@@ -517,7 +517,7 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	if t.blockedFlag.Load() {
 		flags = append(flags, 'b')
 	}
-	flags = c.srv.trackingFlags(t, flags)
+	flags = c.srv.tracking.AppendListFlags(t.trk.Load(), flags)
 	if self && t.tx != nil && t.tx.dirty {
 		flags = append(flags, 'd')
 	}

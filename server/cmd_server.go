@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,44 +258,6 @@ func slowlogHelpCommand(c *Client, args [][]byte) {
 }
 
 // ---- LATENCY ----
-
-func latencyDoctorCommand(c *Client, args [][]byte) {
-	if c.srv.cfg.LatencyThresh.Load() == 0 {
-		c.w.Verbatim("txt", "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
-		return
-	}
-	m := &c.srv.latmon
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.events) == 0 {
-		c.w.Verbatim("txt", "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
-		return
-	}
-	var b strings.Builder
-	b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
-	for i, name := range m.sortedEvents() {
-		ts := m.events[name]
-		h := ts.history()
-		var sum int64
-		for _, s := range h {
-			sum += s.latency
-		}
-		avg := sum / int64(len(h))
-		var dev int64
-		for _, s := range h {
-			dev += max(s.latency-avg, avg-s.latency)
-		}
-		period := int64(0)
-		if len(h) > 1 {
-			period = (h[len(h)-1].time - h[0].time) / int64(len(h)-1)
-		}
-		fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %d sec). Worst all time event %dms.\n",
-			i+1, name, len(h), avg, dev/int64(len(h)), period, ts.max)
-	}
-	b.WriteString("\nI have a few advices for you:\n\n")
-	b.WriteString("- Check your commands: \"command\" events are commands that ran at least latency-monitor-threshold milliseconds; SLOWLOG GET shows which. Commands that scan or delete large values (KEYS, SMEMBERS, DEL of big keys) are the usual cause; UNLINK and SCAN avoid most of them.\n")
-	c.w.Verbatim("txt", b.String())
-}
 
 func latencyHelpCommand(c *Client, args [][]byte) {
 	c.replyHelp(args[0], []string{

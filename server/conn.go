@@ -183,7 +183,7 @@ func (cs *connServer) run(b []byte) (int, bool) {
 		if c.repliesOverLimit() {
 			return off, false
 		}
-		if lim := cs.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && off < len(b) && c.ps.total() == 0 {
+		if lim := cs.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && off < len(b) && c.ps.Total() == 0 {
 			// With a normal-class limit a batch's replies go out
 			// together, as the event loops send them (see serve).
 			continue
@@ -309,7 +309,7 @@ func (s *Server) serveConnRelay(conn net.Conn, internal bool) {
 // and is closed.
 func (c *Client) repliesOverLimit() bool {
 	cfg := c.srv.cfg
-	if len(c.w.Buf) == 0 || cfg.OutLimitHard.Load() == 0 && cfg.OutLimitSoft.Load() == 0 && c.ps.total() == 0 {
+	if len(c.w.Buf) == 0 || cfg.OutLimitHard.Load() == 0 && cfg.OutLimitSoft.Load() == 0 && c.ps.Total() == 0 {
 		return false
 	}
 	if !c.outputOverLimit(int64(len(c.w.Buf) + len(c.pending))) {

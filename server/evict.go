@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 // maxmemory: eviction as Redis 7.0's evict.c, on the memory Sluice counts
@@ -19,37 +19,10 @@ import (
 // freeing what the key was counted for; past
 // maxmemory-eviction-tenacity's time limit the eviction goes on in the
 // background, and when nothing can be evicted a command that may grow
-// memory is refused with OOM.
-
-// Policy flags (maxmemory-policy).
-const (
-	polLRU = 1 << iota
-	polLFU
-	polTTL
-	polRandom
-	polAllKeys
-	polNoEviction
-)
-
-func parsePolicy(v string) int64 {
-	switch v {
-	case "volatile-lru":
-		return polLRU
-	case "volatile-lfu":
-		return polLFU
-	case "volatile-ttl":
-		return polTTL
-	case "volatile-random":
-		return polRandom
-	case "allkeys-lru":
-		return polAllKeys | polLRU
-	case "allkeys-lfu":
-		return polAllKeys | polLFU
-	case "allkeys-random":
-		return polAllKeys | polRandom
-	}
-	return polNoEviction
-}
+// memory is refused with OOM. The policy's rules and the choice of
+// victims are the store's (store.Evictor); here are the gate before
+// commands, the loop that evicts until memory is under the limit, and
+// what an eviction does besides deleting the key.
 
 // performEvictions results.
 const (
@@ -58,17 +31,7 @@ const (
 	evictFail           // over the limit and nothing can be evicted
 )
 
-const (
-	evpoolSize    = 16 // Redis's EVPOOL_SIZE
-	errOOM        = "OOM command not allowed when used memory > 'maxmemory'."
-	emptyDBRecent = 100 * time.Millisecond
-)
-
-type poolEntry struct {
-	score uint64 // higher is a better candidate
-	dbi   int
-	key   string // "" when the slot is empty
-}
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
 // evictState is the server's key eviction state.
 type evictState struct {
@@ -77,23 +40,16 @@ type evictState struct {
 	running atomic.Bool  // background eviction (tenacity time limit reached)
 	stopped atomic.Bool
 
-	mu      sync.Mutex // one eviction at a time; guards the pool
-	pool    [evpoolSize]poolEntry
-	nextDB  int
-	emptyDB []bool // databases found empty at emptyAt
-	emptyAt time.Time
-	// emptyChanges holds each empty database's Changes when it was found
-	// empty.
-	emptyChanges []uint64
-	nothingLeft  bool    // the last evictOne found no candidate in any database
-	evictor      *Client // the client whose command is evicting (nil: background)
-	victimsBuf   []byte
-	freed        int64 // what the victims deleted by this eviction were counted for
+	mu         sync.Mutex    // one eviction at a time; guards the rest
+	pick       store.Evictor // the pool of candidates
+	evictor    *Client       // the client whose command is evicting (nil: background)
+	victimsBuf []byte
+	freed      int64 // what the victims deleted by this eviction were counted for
 }
 
 func newEvictState() *evictState {
 	ev := &evictState{}
-	ev.policy.Store(polNoEviction)
+	ev.policy.Store(store.PolicyNoEviction)
 	return ev
 }
 
@@ -106,9 +62,9 @@ func (c *Client) growString(e *store.Entry, n int) []byte { return e.MutableRaw(
 // and the LFU parameters (at start-up and after CONFIG SET).
 func (s *Server) maxmemoryChanged() {
 	ev := s.ev
-	pol := parsePolicy(*s.cfg.MaxmemoryPolicy.Load())
+	pol := store.ParsePolicy(*s.cfg.MaxmemoryPolicy.Load())
 	ev.policy.Store(pol)
-	s.ks.SetLFU(pol&polLFU != 0)
+	s.ks.SetLFU(pol&store.PolicyLFU != 0)
 	s.ks.SetLFUParams(s.cfg.LFULogFactor.Load(), s.cfg.LFUDecayTime.Load())
 	if ev.stopped.Load() {
 		return
@@ -123,7 +79,7 @@ func (s *Server) maxmemoryChanged() {
 // is.
 func (c *Client) evictAfterConfig() {
 	s := c.srv
-	if mm := s.cfg.MaxMemory.Load(); mm == 0 || s.evictUsed() <= mm || s.ev.policy.Load()&polNoEviction != 0 {
+	if mm := s.cfg.MaxMemory.Load(); mm == 0 || s.evictUsed() <= mm || s.ev.policy.Load()&store.PolicyNoEviction != 0 {
 		return
 	}
 	if s.performEvictions(c.slot, nil) == evictRunning {
@@ -155,18 +111,6 @@ func (s *Server) infoUsedMemory(c *Client) int64 {
 func (s *Server) overMaxmemory() bool {
 	mm := s.cfg.MaxMemory.Load()
 	return mm != 0 && s.evictUsed() > mm
-}
-
-// evictionTimeLimit is Redis's evictionTimeLimitUs for
-// maxmemory-eviction-tenacity.
-func evictionTimeLimit(tenacity int64) time.Duration {
-	switch {
-	case tenacity <= 10:
-		return time.Duration(50*tenacity) * time.Microsecond
-	case tenacity < 100:
-		return time.Duration(500*math.Pow(1.15, float64(tenacity-10))) * time.Microsecond
-	}
-	return time.Duration(math.MaxInt64)
 }
 
 // oomCheck is processCommand's maxmemory step, run before each command
@@ -235,7 +179,7 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 		return evictOK // the dataset stays static while clients are paused
 	}
 	pol := ev.policy.Load()
-	if pol&polNoEviction != 0 {
+	if pol&store.PolicyNoEviction != 0 {
 		return s.evictFailed(mm)
 	}
 	ev.mu.Lock()
@@ -246,7 +190,7 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 	}
 	tofree := used - mm
 	ev.evictor = by
-	limit := evictionTimeLimit(s.cfg.EvictTenacity.Load())
+	limit := store.EvictionTimeLimit(s.cfg.EvictTenacity.Load())
 	start := time.Now()
 	ks := s.ks
 	ks.Lock.RLock(slot)
@@ -254,7 +198,7 @@ func (s *Server) performEvictions(slot int, by *Client) int {
 	keys := 0
 	result := evictOK
 	for ev.freed < tofree {
-		dbi, key, ok := s.evictOne(pol)
+		dbi, key, ok := ev.pick.Next(ks, pol, int(s.cfg.EvictSamples.Load()), s.deleteVictim)
 		if !ok {
 			result = evictFail
 			break
@@ -313,135 +257,6 @@ func (s *Server) startBackgroundEviction() {
 	}()
 }
 
-// evictOne picks the best victim by the policy and deletes it. It returns
-// ok=false when there is nothing to evict, and key "" when the pick turned
-// out to be gone or expired. The caller holds the keyspace reader lock and
-// ev.mu.
-func (s *Server) evictOne(pol int64) (dbi int, key string, ok bool) {
-	ev := s.ev
-	ks := s.ks
-	n := ks.NumDBs()
-	volatile := pol&polAllKeys == 0
-	if len(ev.emptyDB) != n || time.Since(ev.emptyAt) > emptyDBRecent {
-		ev.emptyDB = make([]bool, n)
-		ev.emptyChanges = make([]uint64, n)
-		ev.emptyAt = time.Now()
-	}
-	if ev.nothingLeft {
-		// The last search found no candidate at all (OOM): a database
-		// written to since, a key given a TTL say, is looked at again
-		// at once. (Summing a database's change counters reads every
-		// shard, so it is not done while evictions succeed.)
-		for i, empty := range ev.emptyDB {
-			if empty && ks.DB(i).Changes() != ev.emptyChanges[i] {
-				ev.emptyDB[i] = false
-			}
-		}
-	}
-	if pol&polRandom != 0 {
-		for i := 0; i < n; i++ {
-			ev.nextDB++
-			j := ev.nextDB % n
-			if ev.emptyDB[j] {
-				continue
-			}
-			var pick string
-			if ks.DB(j).Sample(volatile, 1, func(k string, _ *store.Entry, _ int64) { pick = k }) == 0 {
-				ev.markEmpty(j, ks.DB(j))
-				continue
-			}
-			ev.nothingLeft = false
-			return j, s.deleteVictim(j, pick, volatile), true
-		}
-		ev.nothingLeft = true
-		return 0, "", false
-	}
-	samples := int(max(1, s.cfg.EvictSamples.Load()))
-	for {
-		total := 0
-		for i := 0; i < n; i++ {
-			if ev.emptyDB[i] {
-				continue
-			}
-			db := ks.DB(i)
-			got := db.Sample(volatile, samples, func(k string, e *store.Entry, exp int64) {
-				ev.poolInsert(i, k, s.evictScore(pol, e, exp))
-			})
-			if got == 0 {
-				ev.markEmpty(i, db)
-			}
-			total += got
-		}
-		if total == 0 {
-			ev.nothingLeft = true
-			return 0, "", false
-		}
-		ev.nothingLeft = false
-		for k := evpoolSize - 1; k >= 0; k-- {
-			p := ev.pool[k]
-			if p.key == "" {
-				continue
-			}
-			ev.pool[k] = poolEntry{}
-			if key := s.deleteVictim(p.dbi, p.key, volatile); key != "" {
-				return p.dbi, key, true
-			}
-			// A ghost: deleted since it was sampled. Try the next one.
-		}
-	}
-}
-
-// markEmpty records that database i had no candidates, with its change
-// count read after the empty sample (not before every sample, which would
-// cost a read of every shard each time): a write in between goes unseen
-// for at most emptyDBRecent.
-func (ev *evictState) markEmpty(i int, db *store.DB) {
-	ev.emptyDB[i], ev.emptyChanges[i] = true, db.Changes()
-}
-
-// evictScore is evictionPoolPopulate's "idle": higher evicts first.
-func (s *Server) evictScore(pol int64, e *store.Entry, exp int64) uint64 {
-	switch {
-	case pol&polLRU != 0:
-		now, lru := s.ks.LRUClock(), e.LRU()
-		if now >= lru {
-			return uint64(now - lru)
-		}
-		return 0
-	case pol&polLFU != 0:
-		return uint64(255 - s.ks.LFUDecr(e.LRU()))
-	default: // volatile-ttl: the sooner the expiry the better
-		return math.MaxUint64 - uint64(exp)
-	}
-}
-
-// poolInsert adds a sampled key to the eviction pool, kept sorted by
-// ascending score, as Redis's evictionPoolPopulate.
-func (ev *evictState) poolInsert(dbi int, key string, score uint64) {
-	pool := &ev.pool
-	k := 0
-	for k < evpoolSize && pool[k].key != "" && pool[k].score < score {
-		k++
-	}
-	if k == 0 && pool[evpoolSize-1].key != "" {
-		return // worse than every candidate of a full pool
-	}
-	for j := 0; j < evpoolSize; j++ {
-		if pool[j].key == key && pool[j].dbi == dbi {
-			return // already a candidate
-		}
-	}
-	if k < evpoolSize && pool[k].key == "" {
-		// An empty slot.
-	} else if pool[evpoolSize-1].key == "" {
-		copy(pool[k+1:], pool[k:evpoolSize-1])
-	} else {
-		k--
-		copy(pool[:k], pool[1:k+1])
-	}
-	pool[k] = poolEntry{score: score, dbi: dbi, key: key}
-}
-
 // deleteVictim deletes key from database dbi if it is still there (with
 // an expiry, for the volatile policies). It returns key, or "" when it was
 // missing or expired (an expired key is removed as such).
@@ -457,13 +272,14 @@ func (s *Server) deleteVictim(dbi int, key string, volatile bool) string {
 	s.ev.victimsBuf = append(s.ev.victimsBuf[:0], key...)
 	// Deleted or found expired, the key frees what it was counted for.
 	s.ev.freed += store.Cost(s.ev.victimsBuf, e)
-	if by := s.ev.evictor; by != nil && by.trk != nil {
+	if by := s.ev.evictor; by != nil && by.trk.Load() != nil {
 		// The evicting client's own change, for client tracking: an
 		// invalidation of this key for it is queued on its goroutine (we
 		// hold the key's lock, so no one else changes it meanwhile) and
 		// sent before its command's reply (oomCheck).
-		by.trk.exec.Store(&trackExec{keys: []string{key}})
-		defer by.trk.exec.Store(nil)
+		trk := by.trk.Load()
+		trk.Exec.Store(&tracking.Exec{Keys: []string{key}})
+		defer trk.Exec.Store(nil)
 	}
 	if !db.Delete(s.ev.victimsBuf) {
 		return ""
@@ -475,4 +291,4 @@ func (s *Server) deleteVictim(dbi int, key string, volatile bool) string {
 }
 
 // isLFUPolicy reports whether an LFU maxmemory policy is selected.
-func (s *Server) isLFUPolicy() bool { return s.ev.policy.Load()&polLFU != 0 }
+func (s *Server) isLFUPolicy() bool { return s.ev.policy.Load()&store.PolicyLFU != 0 }

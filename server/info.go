@@ -148,7 +148,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("client_recent_max_input_buffer:0")
 		f("client_recent_max_output_buffer:0")
 		f("blocked_clients:%d", blocked)
-		f("tracking_clients:%d", s.trackingClients())
+		f("tracking_clients:%d", s.tracking.Clients())
 		f("clients_in_timeout_table:0")
 	}
 	if want("memory") {
@@ -204,7 +204,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("active_defrag_key_misses:0")
 		f("total_active_defrag_time:0")
 		f("current_active_defrag_time:0")
-		tkeys, titems, tprefixes := s.trackingStats()
+		tkeys, titems, tprefixes := s.tracking.Stats()
 		f("tracking_total_keys:%d", tkeys)
 		f("tracking_total_items:%d", titems)
 		f("tracking_total_prefixes:%d", tprefixes)

@@ -59,6 +59,7 @@ type loop struct {
 	spareTasks []func()
 	spareReady []*Client
 	lastYield  int64 // nanotime of the loop's last yield (yieldIfDue)
+	heldBufs   [][]byte
 }
 
 const readSize = 64 * 1024
@@ -629,7 +630,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		if c.repliesOverLimit() {
 			break
 		}
-		if lim := l.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && c.ps.total() == 0 {
+		if lim := l.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf)) <= lim && k > 0 && c.ps.Total() == 0 {
 			// With a normal-class limit, a batch's replies go out together
 			// once the batch is done, as in Redis, so that a batch whose
 			// replies pass the limit sends none of them.
@@ -695,7 +696,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 // write (and, under appendfsync always, one fsync), and no reply goes out
 // before the effects it acknowledges or shows are on disk as promised.
 func (l *loop) holdOrWrite(c *Client) {
-	if len(c.held) == 0 && !l.srv.effectsPending() {
+	if len(c.held) == 0 && !l.srv.effectsPending() && !l.ringSends(c) {
 		l.write(c)
 		return
 	}
@@ -709,6 +710,10 @@ func (l *loop) hold(c *Client) {
 	}
 	if len(c.held) == 0 {
 		l.held = append(l.held, c)
+		if c.held == nil && len(l.heldBufs) > 0 {
+			c.held = l.heldBufs[len(l.heldBufs)-1]
+			l.heldBufs = l.heldBufs[:len(l.heldBufs)-1]
+		}
 	}
 	c.held = append(c.held, c.w.Buf...)
 	c.w.Buf = c.w.Buf[:0]
@@ -720,8 +725,20 @@ func (l *loop) releaseHeld() {
 		return
 	}
 	l.srv.commitIfPending()
+	if l.ring != nil && l.ring.sends {
+		l.sendHeld()
+	}
 	for i, c := range l.held {
 		l.held[i] = nil
+		if c.ringSent {
+			// Sent through the ring (sendHeld) with the others.
+			c.ringSent = false
+			l.releaseHeldBuf(c)
+			if c.fd >= 0 && (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
+				l.close(c)
+			}
+			continue
+		}
 		out := c.held
 		c.held = nil
 		if c.fd < 0 {
@@ -729,16 +746,23 @@ func (l *loop) releaseHeld() {
 		}
 		c.w.Buf = out
 		l.write(c)
-		c.held = c.w.Buf[:0]
-		if cap(c.held) > 4*flushAt {
-			c.held = nil
-		}
+		c.held = c.w.Buf
 		c.w.Buf = nil
+		l.releaseHeldBuf(c)
 		if (c.closeAfterReply || c.closeASAP.Load()) && len(c.pending) == 0 {
 			l.close(c)
 		}
 	}
 	l.held = l.held[:0]
+}
+
+// releaseHeldBuf gives c's held buffer, now sent, back to the loop's
+// spares: a client does not keep one between batches.
+func (l *loop) releaseHeldBuf(c *Client) {
+	if b := c.held; b != nil && cap(b) <= 4*flushAt && len(l.heldBufs) < 64 {
+		l.heldBufs = append(l.heldBufs, b[:0])
+	}
+	c.held = nil
 }
 
 // write sends c.w.Buf; what the socket does not take is kept in
@@ -781,16 +805,7 @@ func (l *loop) write(c *Client) bool {
 			continue
 		}
 		if err == unix.EAGAIN {
-			c.pending = append(c.pending[:0], data...)
-			c.outLen.Store(int64(len(c.pending)))
-			c.w.Buf = c.w.Buf[:0]
-			l.waitWritable(c, false)
-			if c.outputOverLimit(int64(len(c.pending))) {
-				l.close(c)
-			} else if !c.memChanged() {
-				l.close(c)
-			}
-			return false
+			return l.queueRest(c, data)
 		}
 		if err == unix.EINTR {
 			continue
@@ -801,6 +816,21 @@ func (l *loop) write(c *Client) bool {
 	}
 	c.w.Buf = c.w.Buf[:0]
 	return true
+}
+
+// queueRest keeps data, what the socket did not take of a write, for when
+// it takes output again.
+func (l *loop) queueRest(c *Client, data []byte) bool {
+	c.pending = append(c.pending[:0], data...)
+	c.outLen.Store(int64(len(c.pending)))
+	c.w.Buf = c.w.Buf[:0]
+	l.waitWritable(c, false)
+	if c.outputOverLimit(int64(len(c.pending))) {
+		l.close(c)
+	} else if !c.memChanged() {
+		l.close(c)
+	}
+	return false
 }
 
 func (l *loop) onWritable(c *Client) {

@@ -32,20 +32,18 @@ func ringAvailable() bool {
 }
 
 // eachLoopMode runs fn against a fresh server whose loops use the ring
-// and against one whose loops use epoll alone (with bufs provided buffers
-// per ring, when not 0).
+// (replies written, or sent through the ring) and against one whose loops
+// use epoll alone (with bufs provided buffers per ring, when not 0).
 func eachLoopMode(t *testing.T, bufs int, fn func(t *testing.T, srv *Server, addr string)) {
-	for _, ring := range []bool{true, false} {
-		name := "epoll"
-		if ring {
-			name = "ring"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, mode := range []string{"ring", "ring-sends", "epoll"} {
+		ring := mode != "epoll"
+		t.Run(mode, func(t *testing.T) {
 			if ring && (!ringAvailable() || !lockThreads) {
 				t.Skip("io_uring is not available here")
 			}
-			oldUse, oldBufs := useRing, ringBufs
-			useRing = ring
+			oldUse, oldBufs, oldSends := useRing, ringBufs, ringSendsOn
+			useRing, ringSendsOn = ring, mode == "ring-sends"
+			defer func() { ringSendsOn = oldSends }()
 			if bufs > 0 {
 				ringBufs = bufs
 			}
@@ -70,22 +68,31 @@ func eachLoopMode(t *testing.T, bufs int, fn func(t *testing.T, srv *Server, add
 
 func readReply(t *testing.T, r *bufio.Reader) string {
 	t.Helper()
-	line, err := r.ReadString('\n')
+	s, err := readReplyErr(r)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// readReplyErr reads one reply: a line, or a bulk string's contents.
+func readReplyErr(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
 	if line[0] != '$' {
-		return line
+		return line, nil
 	}
 	n, _ := strconv.Atoi(line[1 : len(line)-2])
 	if n < 0 {
-		return line
+		return line, nil
 	}
 	b := make([]byte, n+2)
 	if _, err := io.ReadFull(r, b); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return string(b[:n])
+	return string(b[:n]), nil
 }
 
 // Many clients sending pipelines at once, more than the ring has
@@ -144,44 +151,65 @@ func TestLoopManyClientsPipelining(t *testing.T) {
 // past what the socket holds: the loop waits for room and goes on.
 func TestLoopBigValuesAndSlowReader(t *testing.T) {
 	eachLoopMode(t, 0, func(t *testing.T, srv *Server, addr string) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+		// Three clients at once, so that one iteration of the loop has
+		// several sockets to fill and some take only part of a send.
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		for i := 0; i < 3; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				errs <- slowBigClient(addr, fmt.Sprintf("big%d", i))
+			}(i)
 		}
-		defer conn.Close()
-		val := bytes.Repeat([]byte("0123456789abcdef"), 3<<20/16)
-		var req bytes.Buffer
-		fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n", len(val))
-		req.Write(val)
-		req.WriteString("\r\n*1\r\n$4\r\nPING\r\n")
-		const gets = 20
-		for i := 0; i < gets; i++ {
-			req.WriteString("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n")
-		}
-		// Write everything before reading anything: 60 MB of replies
-		// wait for a reader that comes back only once all is sent.
-		done := make(chan error, 1)
-		go func() {
-			_, err := conn.Write(req.Bytes())
-			done <- err
-		}()
-		time.Sleep(200 * time.Millisecond)
-		r := bufio.NewReaderSize(conn, 1<<20)
-		if got := readReply(t, r); got != "+OK\r\n" {
-			t.Fatalf("SET: %q", got)
-		}
-		if got := readReply(t, r); got != "+PONG\r\n" {
-			t.Fatalf("PING: %q", got)
-		}
-		for i := 0; i < gets; i++ {
-			if got := readReply(t, r); got != string(val) {
-				t.Fatalf("GET %d: %d bytes, want the %d written", i, len(got), len(val))
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
 			}
 		}
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
 	})
+}
+
+// slowBigClient sets key to a 3 MB value and asks for it 20 times, all in
+// one write, and reads the replies only once everything is sent.
+func slowBigClient(addr, key string) error {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	val := bytes.Repeat([]byte(key+"-0123456789abcdef"), 3<<20/(len(key)+17))
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n", len(key), key, len(val))
+	req.Write(val)
+	req.WriteString("\r\n*1\r\n$4\r\nPING\r\n")
+	const gets = 20
+	for i := 0; i < gets; i++ {
+		fmt.Fprintf(&req, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
+	}
+	// Write everything before reading anything: 60 MB of replies wait
+	// for a reader that comes back only once all is sent.
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Write(req.Bytes())
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	r := bufio.NewReaderSize(conn, 1<<20)
+	if got, err := readReplyErr(r); err != nil || got != "+OK\r\n" {
+		return fmt.Errorf("%s SET: %q %v", key, got, err)
+	}
+	if got, err := readReplyErr(r); err != nil || got != "+PONG\r\n" {
+		return fmt.Errorf("%s PING: %q %v", key, got, err)
+	}
+	for i := 0; i < gets; i++ {
+		if got, err := readReplyErr(r); err != nil || got != string(val) {
+			return fmt.Errorf("%s GET %d: %d bytes, want the %d written (%v)", key, i, len(got), len(val), err)
+		}
+	}
+	return <-done
 }
 
 // Connections come and go, each with its own name, while others stay:

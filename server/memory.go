@@ -174,11 +174,11 @@ func (c *Client) refreshOwnMemory() {
 	mm := c.multiMem()
 	storeIfChanged(&c.multiMemA, mm)
 	n := clientBase + qa + mm + int64(c.watch.Len())*watchCost
-	if c.ps.total() > 0 {
+	if c.ps.Total() > 0 {
 		n += c.pubsubMem.Load()
 	}
-	if t := c.trk; t != nil {
-		for _, p := range t.prefixes {
+	if t := c.trk.Load(); t != nil {
+		for _, p := range t.Prefixes() {
 			n += store.AllocSize(len(p)) + 48
 		}
 	}

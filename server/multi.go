@@ -178,11 +178,7 @@ func (s *Server) wireWatches() {
 		s.watches.Touch(db, key)
 		s.trackingInvalidate(db, key)
 	}
-	s.OnReset(func(c *Client) {
-		s.tracking.mu.Lock()
-		s.tracking.disable(c)
-		s.tracking.mu.Unlock()
-	})
+	s.OnReset(func(c *Client) { s.tracking.Disable(c, c.trk.Load()) })
 	s.ks.OnFlush = func(db *store.DB) { s.watches.TouchDB(db.ID, db, nil) }
 	s.ks.OnSwap = func(a, b *store.DB) {
 		// After the swap a and b hold each other's data: the watchers of

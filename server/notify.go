@@ -29,7 +29,7 @@ func (s *Server) notifyDB(from *Client, db int, class, flags int64, event string
 	if hook := s.notifyHook.Load(); hook != nil {
 		(*hook)(db, class, event, key)
 	}
-	if s.pubsub.empty() {
+	if s.pubsub.Empty() {
 		return
 	}
 	var buf [64]byte

@@ -2,158 +2,61 @@ package server
 
 import (
 	"runtime/debug"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
 
-// subs is a client's subscriptions. Only the client's own goroutine
-// changes the maps; counts are atomic for CLIENT LIST from elsewhere.
-type subs struct {
-	channels, patterns, shard map[string]struct{}
-	nch, npat, nshard         atomic.Int32
-}
+// The registry of channels, patterns and shard channels is package
+// pubsub's (a client's own subscriptions are its c.ps); here are the
+// handlers, the framing and delivery of messages, and the output limits
+// a subscriber is held to.
 
-func (s *subs) total() int { return int(s.nch.Load() + s.npat.Load() + s.nshard.Load()) }
-
-// pubsubRegistry maps channels and patterns to their subscribers.
-type pubsubRegistry struct {
-	mu       sync.RWMutex
-	channels map[string]map[*Client]struct{}
-	patterns map[string]map[*Client]struct{}
-	shard    map[string]map[*Client]struct{}
-	size     atomic.Int64 // total subscriptions, for the fast path
-}
-
-func (r *pubsubRegistry) empty() bool { return r.size.Load() == 0 }
-
-func addSub(m *map[string]map[*Client]struct{}, name string, c *Client) bool {
-	if *m == nil {
-		*m = map[string]map[*Client]struct{}{}
-	}
-	set := (*m)[name]
-	if set == nil {
-		set = map[*Client]struct{}{}
-		(*m)[name] = set
-	}
-	if _, ok := set[c]; ok {
-		return false
-	}
-	set[c] = struct{}{}
-	return true
-}
-
-func delSub(m map[string]map[*Client]struct{}, name string, c *Client) {
-	if set := m[name]; set != nil {
-		delete(set, c)
-		if len(set) == 0 {
-			delete(m, name)
-		}
-	}
+// subReplies are the kinds of (un)subscribe replies, by pubsub.Kind.
+var subReplies = [...]struct{ sub, unsub string }{
+	pubsub.Channel: {"subscribe", "unsubscribe"},
+	pubsub.Pattern: {"psubscribe", "punsubscribe"},
+	pubsub.Shard:   {"ssubscribe", "sunsubscribe"},
 }
 
 // unsubscribeAll drops every subscription of a closing client.
-func (r *pubsubRegistry) unsubscribeAll(c *Client) {
-	if c.ps.total() == 0 {
+func (c *Client) unsubscribeAll() {
+	if c.ps.Total() == 0 {
 		return
 	}
-	r.mu.Lock()
-	for ch := range c.ps.channels {
-		delSub(r.channels, ch, c)
-		r.size.Add(-1)
-	}
-	for p := range c.ps.patterns {
-		delSub(r.patterns, p, c)
-		r.size.Add(-1)
-	}
-	for ch := range c.ps.shard {
-		delSub(r.shard, ch, c)
-		r.size.Add(-1)
-	}
-	c.ps.channels, c.ps.patterns, c.ps.shard = nil, nil, nil
-	r.mu.Unlock()
-	c.ps.nch.Store(0)
-	c.ps.npat.Store(0)
-	c.ps.nshard.Store(0)
+	c.srv.pubsub.UnsubscribeAll(c, &c.ps)
 	c.pubsubMem.Store(0)
 }
 
-type subKind struct {
-	name   string // reply kind: "subscribe", "psubscribe", ...
-	mine   func(c *Client) *map[string]struct{}
-	reg    func(r *pubsubRegistry) *map[string]map[*Client]struct{}
-	count  func(c *Client) *atomic.Int32
-	shards bool // count only shard subscriptions in replies
-}
-
-var (
-	kindChannel = subKind{"subscribe", func(c *Client) *map[string]struct{} { return &c.ps.channels },
-		func(r *pubsubRegistry) *map[string]map[*Client]struct{} { return &r.channels },
-		func(c *Client) *atomic.Int32 { return &c.ps.nch }, false}
-	kindPattern = subKind{"psubscribe", func(c *Client) *map[string]struct{} { return &c.ps.patterns },
-		func(r *pubsubRegistry) *map[string]map[*Client]struct{} { return &r.patterns },
-		func(c *Client) *atomic.Int32 { return &c.ps.npat }, false}
-	kindShard = subKind{"ssubscribe", func(c *Client) *map[string]struct{} { return &c.ps.shard },
-		func(r *pubsubRegistry) *map[string]map[*Client]struct{} { return &r.shard },
-		func(c *Client) *atomic.Int32 { return &c.ps.nshard }, true}
-)
-
-func (c *Client) subCount(k subKind) int64 {
-	if k.shards {
-		return int64(c.ps.nshard.Load())
-	}
-	return int64(c.ps.nch.Load() + c.ps.npat.Load())
-}
-
-func (c *Client) subscribe(k subKind, names [][]byte) {
+func (c *Client) subscribe(k pubsub.Kind, names [][]byte) {
 	r := &c.srv.pubsub
 	c.pushed = true // Redis sends subscription pushes even with CLIENT REPLY OFF
 	for _, n := range names {
-		name := string(n)
-		mine := k.mine(c)
-		// The registry lock also guards the client's own maps: the
-		// cluster unsubscribes clients from a slot's shard channels.
-		r.mu.Lock()
-		if *mine == nil {
-			*mine = map[string]struct{}{}
+		if r.Subscribe(c, &c.ps, k, string(n)) {
+			c.pubsubMem.Add(store.AllocSize(len(n)) + subCost)
 		}
-		if _, ok := (*mine)[name]; !ok {
-			(*mine)[name] = struct{}{}
-			k.count(c).Add(1)
-			c.pubsubMem.Add(store.AllocSize(len(name)) + subCost)
-			addSub(k.reg(r), name, c)
-			r.size.Add(1)
-		}
-		r.mu.Unlock()
 		c.w.Push(3)
-		c.w.BulkString(k.name)
+		c.w.BulkString(subReplies[k].sub)
 		c.w.Bulk(n)
-		c.w.Int(c.subCount(k))
+		c.w.Int(c.ps.Count(k))
 	}
 }
 
-func (c *Client) unsubscribe(k subKind, names [][]byte) {
+func (c *Client) unsubscribe(k pubsub.Kind, names [][]byte) {
 	r := &c.srv.pubsub
-	kind := map[string]string{"subscribe": "unsubscribe", "psubscribe": "punsubscribe", "ssubscribe": "sunsubscribe"}[k.name]
+	kind := subReplies[k].unsub
 	c.pushed = true
-	mine := k.mine(c)
 	if len(names) == 0 {
-		r.mu.RLock()
-		all := make([]string, 0, len(*mine))
-		for n := range *mine {
-			all = append(all, n)
-		}
-		r.mu.RUnlock()
+		all := r.Names(&c.ps, k)
 		if len(all) == 0 {
 			c.w.Push(3)
 			c.w.BulkString(kind)
 			c.w.Null()
-			c.w.Int(c.subCount(k))
+			c.w.Int(c.ps.Count(k))
 			return
 		}
 		for _, n := range all {
@@ -161,29 +64,22 @@ func (c *Client) unsubscribe(k subKind, names [][]byte) {
 		}
 	}
 	for _, n := range names {
-		name := string(n)
-		r.mu.Lock()
-		if _, ok := (*mine)[name]; ok {
-			delete(*mine, name)
-			k.count(c).Add(-1)
-			c.pubsubMem.Add(-(store.AllocSize(len(name)) + subCost))
-			delSub(*k.reg(r), name, c)
-			r.size.Add(-1)
+		if r.Unsubscribe(c, &c.ps, k, string(n)) {
+			c.pubsubMem.Add(-(store.AllocSize(len(n)) + subCost))
 		}
-		r.mu.Unlock()
 		c.w.Push(3)
 		c.w.BulkString(kind)
 		c.w.Bulk(n)
-		c.w.Int(c.subCount(k))
+		c.w.Int(c.ps.Count(k))
 	}
 }
 
-func subscribeCommand(c *Client, args [][]byte)    { c.subscribe(kindChannel, args[1:]) }
-func psubscribeCommand(c *Client, args [][]byte)   { c.subscribe(kindPattern, args[1:]) }
-func ssubscribeCommand(c *Client, args [][]byte)   { c.subscribe(kindShard, args[1:]) }
-func unsubscribeCommand(c *Client, args [][]byte)  { c.unsubscribe(kindChannel, args[1:]) }
-func punsubscribeCommand(c *Client, args [][]byte) { c.unsubscribe(kindPattern, args[1:]) }
-func sunsubscribeCommand(c *Client, args [][]byte) { c.unsubscribe(kindShard, args[1:]) }
+func subscribeCommand(c *Client, args [][]byte)    { c.subscribe(pubsub.Channel, args[1:]) }
+func psubscribeCommand(c *Client, args [][]byte)   { c.subscribe(pubsub.Pattern, args[1:]) }
+func ssubscribeCommand(c *Client, args [][]byte)   { c.subscribe(pubsub.Shard, args[1:]) }
+func unsubscribeCommand(c *Client, args [][]byte)  { c.unsubscribe(pubsub.Channel, args[1:]) }
+func punsubscribeCommand(c *Client, args [][]byte) { c.unsubscribe(pubsub.Pattern, args[1:]) }
+func sunsubscribeCommand(c *Client, args [][]byte) { c.unsubscribe(pubsub.Shard, args[1:]) }
 
 func publishCommand(c *Client, args [][]byte) {
 	c.w.Int(int64(c.srv.publish(c, args[1], args[2], false)))
@@ -203,23 +99,16 @@ func spublishCommand(c *Client, args [][]byte) {
 // shard channels of a slot its shard no longer serves, sending it the
 // sunsubscribe messages.
 func (c *Client) unsubscribeShardAsync(chans []string) {
-	r := &c.srv.pubsub
 	w := resp.Writer{Proto: c.w.Proto}
-	r.mu.Lock()
 	for _, ch := range chans {
-		if _, ok := c.ps.shard[ch]; !ok {
+		if !c.srv.pubsub.Unsubscribe(c, &c.ps, pubsub.Shard, ch) {
 			continue
 		}
-		delete(c.ps.shard, ch)
-		c.ps.nshard.Add(-1)
-		delSub(r.shard, ch, c)
-		r.size.Add(-1)
 		w.Push(3)
 		w.BulkString("sunsubscribe")
 		w.BulkString(ch)
-		w.Int(int64(c.ps.nshard.Load()))
+		w.Int(c.ps.Count(pubsub.Shard))
 	}
-	r.mu.Unlock()
 	if len(w.Buf) > 0 {
 		c.deliver(w.Buf)
 	}
@@ -231,7 +120,7 @@ func (c *Client) unsubscribeShardAsync(chans []string) {
 // keeps its place before the command's own reply.
 func (s *Server) publish(from *Client, channel, msg []byte, shard bool) int {
 	r := &s.pubsub
-	if r.empty() {
+	if r.Empty() {
 		return 0
 	}
 	var enc [2][]byte // encoded message per protocol (RESP2, RESP3)
@@ -242,47 +131,29 @@ func (s *Server) publish(from *Client, channel, msg []byte, shard bool) int {
 		pushMessage(&w, kind, pattern, channel, msg)
 		return w.Buf
 	}
-	send := func(c *Client, b []byte) {
+	return r.Publish(channel, shard, func(c *Client, k pubsub.Kind, pat string) {
+		var b []byte
+		switch k {
+		case pubsub.Shard:
+			b = encode(c.w.Proto, "smessage", nil)
+		case pubsub.Pattern:
+			b = encode(c.w.Proto, "pmessage", []byte(pat))
+		default:
+			i := 0
+			if c.w.Proto == 3 {
+				i = 1
+			}
+			if enc[i] == nil {
+				enc[i] = encode(c.w.Proto, "message", nil)
+			}
+			b = enc[i]
+		}
 		if c == from {
 			from.w.Raw(b)
 			return
 		}
 		c.deliverPubSub(b)
-	}
-	n := 0
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if shard {
-		for c := range r.shard[string(channel)] {
-			send(c, encode(c.w.Proto, "smessage", nil))
-			n++
-		}
-		return n
-	}
-	for c := range r.channels[string(channel)] {
-		i := 0
-		if c.w.Proto == 3 {
-			i = 1
-		}
-		if enc[i] == nil {
-			enc[i] = encode(c.w.Proto, "message", nil)
-		}
-		send(c, enc[i])
-		n++
-	}
-	if len(r.patterns) == 0 {
-		return n
-	}
-	for pat, set := range r.patterns {
-		if !store.Match([]byte(pat), channel, false) {
-			continue
-		}
-		for c := range set {
-			send(c, encode(c.w.Proto, "pmessage", []byte(pat)))
-			n++
-		}
-	}
-	return n
+	})
 }
 
 // deliverPubSub queues a message for a subscriber. Past the
@@ -375,7 +246,7 @@ func releaseMemorySoon() {
 func (c *Client) overOutputLimit(size int64) bool {
 	cfg := c.srv.cfg
 	hard, soft, secs := cfg.OutLimitHard.Load(), cfg.OutLimitSoft.Load(), cfg.OutLimitSecs.Load()
-	if c.ps.total() > 0 {
+	if c.ps.Total() > 0 {
 		hard, soft, secs = cfg.PubLimitHard.Load(), cfg.PubLimitSoft.Load(), cfg.PubLimitSecs.Load()
 	}
 	if hard > 0 && size > hard {
@@ -394,61 +265,38 @@ func (c *Client) overOutputLimit(size int64) bool {
 	return false
 }
 
-func pubsubChannelsCommand(c *Client, args [][]byte) { c.listChannels(args, false) }
+func pubsubChannelsCommand(c *Client, args [][]byte) { c.listChannels(args, pubsub.Channel) }
 func pubsubShardchannelsCommand(c *Client, args [][]byte) {
-	c.listChannels(args, true)
+	c.listChannels(args, pubsub.Shard)
 }
 
-func (c *Client) listChannels(args [][]byte, shard bool) {
+func (c *Client) listChannels(args [][]byte, k pubsub.Kind) {
 	if len(args) > 3 {
 		c.w.Error(errArity(strings.ReplaceAll(string(args[0]), " ", "|")))
 		return
 	}
-	r := &c.srv.pubsub
-	r.mu.RLock()
-	m := r.channels
-	if shard {
-		m = r.shard
-	}
-	var out []string
-	for ch := range m {
-		if len(args) == 3 && !store.Match(args[2], []byte(ch), false) {
-			continue
-		}
-		out = append(out, ch)
-	}
-	r.mu.RUnlock()
-	sort.Strings(out)
+	out := c.srv.pubsub.Channels(k, args[2:]...)
 	c.w.Array(len(out))
 	for _, ch := range out {
 		c.w.BulkString(ch)
 	}
 }
 
-func pubsubNumsubCommand(c *Client, args [][]byte)      { c.numsub(args, false) }
-func pubsubShardnumsubCommand(c *Client, args [][]byte) { c.numsub(args, true) }
+func pubsubNumsubCommand(c *Client, args [][]byte)      { c.numsub(args, pubsub.Channel) }
+func pubsubShardnumsubCommand(c *Client, args [][]byte) { c.numsub(args, pubsub.Shard) }
 
-func (c *Client) numsub(args [][]byte, shard bool) {
-	r := &c.srv.pubsub
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	m := r.channels
-	if shard {
-		m = r.shard
-	}
+func (c *Client) numsub(args [][]byte, k pubsub.Kind) {
+	counts := c.srv.pubsub.NumSub(k, args[2:])
 	// Redis 7.0 replies with a flat array in RESP3 too (not a map).
 	c.w.Array(2 * (len(args) - 2))
-	for _, ch := range args[2:] {
+	for i, ch := range args[2:] {
 		c.w.Bulk(ch)
-		c.w.Int(int64(len(m[string(ch)])))
+		c.w.Int(int64(counts[i]))
 	}
 }
 
 func pubsubNumpatCommand(c *Client, args [][]byte) {
-	r := &c.srv.pubsub
-	r.mu.RLock()
-	n := len(r.patterns)
-	r.mu.RUnlock()
+	_, n, _ := c.srv.pubsub.Counts()
 	c.w.Int(int64(n))
 }
 
@@ -471,7 +319,7 @@ func pubsubHelpCommand(c *Client, args [][]byte) {
 // pubsubAllowed is the RESP2 subscribed-context rule: only the
 // subscribe family, PING, QUIT and RESET may run.
 func pubsubAllowed(c *Client, cmd *Command, args [][]byte) bool {
-	if c.w.Proto == 3 || c.ps.total() == 0 {
+	if c.w.Proto == 3 || c.ps.Total() == 0 {
 		return true
 	}
 	name := cmd.Name
@@ -501,16 +349,10 @@ func pubsubAllowed(c *Client, cmd *Command, args [][]byte) bool {
 
 func (s *Server) wirePubSub() {
 	s.preCall = pubsubAllowed
-	s.subCounts = func(c *Client) (int, int, int) {
-		return int(c.ps.nch.Load()), int(c.ps.npat.Load()), int(c.ps.nshard.Load())
-	}
-	s.pubsubCounts = func() (int, int, int) {
-		s.pubsub.mu.RLock()
-		defer s.pubsub.mu.RUnlock()
-		return len(s.pubsub.channels), len(s.pubsub.patterns), len(s.pubsub.shard)
-	}
+	s.subCounts = func(c *Client) (int, int, int) { return c.ps.Counts() }
+	s.pubsubCounts = s.pubsub.Counts
 	// RESET leaves every subscription (and, in multi.go, MULTI and WATCH).
-	s.OnReset(func(c *Client) { s.pubsub.unsubscribeAll(c) })
+	s.OnReset(func(c *Client) { c.unsubscribeAll() })
 	s.ks.OnExpired = func(db *store.DB, key []byte) { s.notifyExpired(db.ID, key) }
 	s.wireACL() // users of the config file and aclfile (acl.go)
 }

@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/cluster"
+	"github.com/sluicedb/sluice/latency"
 	"github.com/sluicedb/sluice/persist"
+	"github.com/sluicedb/sluice/pubsub"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/tracking"
 )
 
 // Version is the Redis version Sluice reports (the protocol level it implements).
@@ -37,7 +40,7 @@ type Server struct {
 	activeExpireOff atomic.Bool
 	migrate         cluster.Migrator // MIGRATE's connections to other servers
 	lazyfreed       atomic.Int64     // INFO lazyfreed_objects
-	latmon          latencyMonitor
+	latmon          latency.Monitor
 	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
 
 	mu      sync.Mutex
@@ -65,9 +68,9 @@ type Server struct {
 	preCall func(c *Client, cmd *Command, args [][]byte) bool
 
 	watches  watchRegistry
-	tracking trackingTable
+	tracking tracking.Table[*Client]
 	avgTTL   []atomic.Int64 // INFO avg_ttl per database, written by cron only
-	pubsub   pubsubRegistry
+	pubsub   pubsub.Registry[*Client]
 	monitors monitorRegistry
 	lua      scriptingState // Lua scripting and functions (scripting.go)
 	held     heldState      // a script holding its event loop (whileHeld)
@@ -414,10 +417,8 @@ func (s *Server) removeClient(c *Client) {
 	}
 	s.mu.Unlock()
 	s.watches.UnwatchAll(&c.watch)
-	s.tracking.mu.Lock()
-	s.tracking.disable(c)
-	s.tracking.mu.Unlock()
-	s.pubsub.unsubscribeAll(c)
+	s.tracking.Disable(c, c.trk.Load())
+	c.unsubscribeAll()
 	s.blocking.clientClosed(c)
 	s.pauseClientClosed(c)
 	s.monitors.remove(c)

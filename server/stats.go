@@ -2,12 +2,14 @@ package server
 
 import (
 	"sync/atomic"
+
+	"github.com/sluicedb/sluice/latency"
 )
 
 // cmdStat counts one command's calls in one slot.
 type cmdStat struct {
 	calls, usec, rejected, failed atomic.Int64
-	hist                          atomic.Pointer[latencyHist] // nil until tracked (latencystats.go)
+	hist                          atomic.Pointer[latency.Hist] // nil until tracked (latency.go)
 }
 
 // slotStats are the statistics of one driver slot (an event loop, or the

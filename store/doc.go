@@ -3,7 +3,9 @@
 // connections on different cores rarely meet; entries with a type, an
 // expiry and an LRU clock; lazy expiry on access and Redis's active expiry
 // cycle; the bytes keys and values take, counted as Redis's allocator
-// would count them (mem.go); point-in-time snapshots taken without
-// stopping the world (snapshot.go: BeginSnapshot, Walk); and the digests
-// of values and of the dataset DEBUG DIGEST reports (digest.go).
+// would count them (mem.go); maxmemory-policy's choice of victims, from a
+// pool of sampled candidates (evictpool.go: Evictor); point-in-time
+// snapshots taken without stopping the world (snapshot.go: BeginSnapshot,
+// Walk); and the digests of values and of the dataset DEBUG DIGEST
+// reports (digest.go).
 package store

@@ -361,6 +361,18 @@ func (r *Ring) Send(fd int, p []byte, userData uint64) bool {
 	return true
 }
 
+// SendNow queues a send of p on fd that does not wait for room in the
+// socket: it completes as it is submitted, with what the socket took
+// (possibly less than len(p)) or EAGAIN. p must stay untouched until the
+// completion is consumed.
+func (r *Ring) SendNow(fd int, p []byte, userData uint64) bool {
+	if !r.Send(fd, p, userData) {
+		return false
+	}
+	r.sqes[(r.tail-1)&r.sqMask].OpFlags |= unix.MSG_DONTWAIT
+	return true
+}
+
 // Poll arms a poll of fd for events (POLLIN, POLLOUT...); multi keeps it
 // armed, completing on every wake-up.
 func (r *Ring) Poll(fd int, events uint32, multi bool, userData uint64) bool {
@@ -490,4 +502,87 @@ func (b *BufRing) Recycle(id uint16) {
 func (b *BufRing) Free() {
 	unix.Munmap(b.ring)
 	unix.Munmap(b.mem)
+}
+
+// Check tells whether this kernel does what the event loops rely on,
+// trying it on a socket pair: a multishot receive into provided buffers
+// that stays armed, and a send that does not wait for room completing at
+// once with EAGAIN on a full socket. Kernels before 6.0 lack the first;
+// a seccomp filter may refuse io_uring altogether.
+func Check() error {
+	r, err := New(8, 0)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	b, err := r.RegisterBufRing(0, 2, 4096)
+	if err != nil {
+		return err
+	}
+	defer b.Free()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	r.RecvMultishot(fds[0], 0, 1)
+	if _, err := r.Submit(0); err != nil {
+		return err
+	}
+	unix.Write(fds[1], []byte("x"))
+	c, err := r.next()
+	if err != nil {
+		return err
+	}
+	if c.UserData != 1 || c.Res != 1 || c.Flags&CQEFMore == 0 || c.Flags&CQEFBuffer == 0 {
+		return ErrUnsupported
+	}
+	// A full socket (of a second pair, nobody reading it), then a send
+	// that must not wait.
+	full, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(full[0])
+	defer unix.Close(full[1])
+	chunk := make([]byte, 64<<10)
+	for {
+		if n, err := unix.Write(full[1], chunk); n <= 0 || err != nil {
+			break
+		}
+	}
+	r.SendNow(full[1], chunk[:1], 2)
+	if _, err := r.Submit(0); err != nil {
+		return err
+	}
+	for {
+		c := r.Peek()
+		if c == nil {
+			return ErrUnsupported // the send waits for room
+		}
+		v := *c
+		r.Advance()
+		if v.UserData == 2 {
+			if v.Res != -int32(unix.EAGAIN) {
+				return ErrUnsupported
+			}
+			return nil
+		}
+	}
+}
+
+// next waits up to a second for one completion and consumes it.
+func (r *Ring) next() (CQE, error) {
+	for i := 0; i < 10; i++ {
+		if c := r.Peek(); c != nil {
+			v := *c
+			r.Advance()
+			return v, nil
+		}
+		if _, err := r.SubmitAndWait(100e6); err != nil && err != unix.ETIME && err != unix.EINTR {
+			return CQE{}, err
+		}
+	}
+	return CQE{}, ErrUnsupported
 }

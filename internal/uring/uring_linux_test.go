@@ -208,3 +208,13 @@ func TestManySubmissionsBeyondTheQueue(t *testing.T) {
 		t.Fatalf("peer read %d bytes, want %d", n, want)
 	}
 }
+
+// This kernel (6.x) has everything the loops need; Check says so.
+func TestCheck(t *testing.T) {
+	if _, err := New(8, 0); err != nil {
+		t.Skipf("io_uring not available here: %v", err)
+	}
+	if err := Check(); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+}
