@@ -62,8 +62,7 @@ type Client struct {
 	sigPending      atomic.Bool // queued on its loop's ready list
 	blockedFlag     atomic.Bool
 	blockedCounted  atomic.Bool  // counted in INFO's blocked_clients: cleared before the reply that ends the block is delivered
-	dirtyCAS        atomic.Bool  // a watched key changed: EXEC fails
-	watched         []watchedKey // keys this client WATCHes
+	watch           watchState   // keys this client WATCHes, and whether one changed: EXEC fails
 	ps              pubsub.Subs  // pub/sub subscriptions
 	softSince       atomic.Int64 // unix ms the output passed the soft limit, 0 if below
 	replyOff        bool         // CLIENT REPLY OFF

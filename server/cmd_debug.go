@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/sha1"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -10,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -110,7 +107,7 @@ func debugCommand(c *Client, args [][]byte) {
 		c.withKeyspace(func() { debugObject(c, args[2]) })
 	case eq(sub, "digest") && len(args) == 2:
 		var d [20]byte
-		c.withKeyspace(func() { d = c.srv.datasetDigest() })
+		c.withKeyspace(func() { d = c.srv.ks.Digest(c.srv.appendRDBValue) })
 		c.w.Simple(hex.EncodeToString(d[:]))
 	case eq(sub, "digest-value") && len(args) >= 2:
 		c.withKeyspace(func() {
@@ -119,7 +116,7 @@ func debugCommand(c *Client, args [][]byte) {
 			for _, k := range args[2:] {
 				var d [20]byte
 				if e := db.PeekRaw(k); e != nil {
-					d = c.srv.valueDigest(db, k, e)
+					d = store.Digest(e, db.ExpireOf(k, e), c.srv.appendRDBValue)
 				}
 				c.w.Simple(hex.EncodeToString(d[:]))
 			}
@@ -416,102 +413,4 @@ func debugReload(c *Client, args [][]byte) {
 	}
 	s.Warnf("DB reloaded by DEBUG RELOAD")
 	c.w.OK()
-}
-
-// ---- digests ----
-//
-// A digest of the dataset that two servers (or one server before and
-// after a reload) holding the same data agree on: per key a SHA1 chain
-// over the key, its type, its value and its expiry, xored together so
-// the order keys come in does not matter. Set members and hash fields are
-// xored in too; list items and sorted-set members (with their scores) are
-// chained, since their order is part of the value.
-
-func mixDigest(d *[20]byte, b []byte) {
-	xorDigest(d, b)
-	*d = sha1.Sum(d[:])
-}
-
-func xorDigest(d *[20]byte, b []byte) {
-	h := sha1.Sum(b)
-	for i := range d {
-		d[i] ^= h[i]
-	}
-}
-
-func (s *Server) valueDigest(db *store.DB, key []byte, e *store.Entry) [20]byte {
-	return s.entryDigest(e, db.ExpireOf(key, e))
-}
-
-// entryDigest is the digest of a value e with the expiry exp (unix ms, 0
-// for none).
-func (s *Server) entryDigest(e *store.Entry, exp int64) [20]byte {
-	var d [20]byte
-	var typ [4]byte
-	binary.BigEndian.PutUint32(typ[:], uint32(e.Kind()))
-	mixDigest(&d, typ[:])
-	var tmp [32]byte
-	switch e.Kind() {
-	case store.KindString:
-		mixDigest(&d, e.Bytes(tmp[:0]))
-	case store.KindList:
-		e.AsList().Each(false, func(_ int, v []byte) bool { mixDigest(&d, v); return true })
-	case store.KindSet:
-		e.AsSet().ForEach(func(m []byte) bool { xorDigest(&d, m); return true })
-	case store.KindHash:
-		e.AsHash().ForEach(func(f, v []byte) bool {
-			var ed [20]byte
-			mixDigest(&ed, f)
-			mixDigest(&ed, v)
-			for i := range d {
-				d[i] ^= ed[i]
-			}
-			return true
-		})
-	case store.KindZSet:
-		e.AsZSet().Iter(0, false, func(it store.ZItem) bool {
-			var ed [20]byte
-			mixDigest(&ed, strBytes(it.Member))
-			mixDigest(&ed, resp.AppendDouble(tmp[:0], it.Score))
-			for i := range d {
-				d[i] ^= ed[i]
-			}
-			return true
-		})
-	default:
-		// Other types: their serialized form, which is canonical.
-		mixDigest(&d, s.appendRDBValue(nil, e))
-	}
-	if exp > 0 {
-		mixDigest(&d, []byte("!!expire!!"))
-		mixDigest(&d, strconv.AppendInt(tmp[:0], exp, 10))
-	}
-	return d
-}
-
-// datasetDigest is DEBUG DIGEST: all zeros for an empty dataset.
-func (s *Server) datasetDigest() [20]byte {
-	var final [20]byte
-	for i := 0; i < s.ks.NumDBs(); i++ {
-		db := s.ks.DB(i)
-		if db.Size() == 0 {
-			continue
-		}
-		var dbid [4]byte
-		binary.BigEndian.PutUint32(dbid[:], uint32(i))
-		mixDigest(&final, dbid[:])
-		db.ForEach(func(key string, e *store.Entry) bool {
-			var kd [20]byte
-			mixDigest(&kd, []byte(key))
-			vd := s.valueDigest(db, []byte(key), e)
-			for j := range kd {
-				kd[j] ^= vd[j]
-			}
-			for j := range final {
-				final[j] ^= kd[j]
-			}
-			return true
-		})
-	}
-	return final
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/sluicedb/sluice/config"
+	"github.com/sluicedb/sluice/internal/sysinfo"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
 )
@@ -844,7 +845,7 @@ func mallocSize(n int64) int64 {
 // reply, filled from the figures INFO memory reports (memory.go).
 func memoryStatsCommand(c *Client, args [][]byte) {
 	s := c.srv
-	m := readMemory()
+	m := sysinfo.ReadMemory()
 	mem := &s.mem
 	used := s.usedMemory() // no eviction here: this runs under the keyspace lock
 	dbs, keysOverhead := s.keysOverhead()
@@ -887,17 +888,17 @@ func memoryStatsCommand(c *Client, args [][]byte) {
 	}
 	pair("keys.bytes-per-key", perKey)
 	pair("dataset.bytes", dataset)
-	pairF("dataset.percentage", percent(uint64(dataset), uint64(net)))
-	pairF("peak.percentage", percent(uint64(used), uint64(peak)))
-	pair("allocator.allocated", int64(m.objects))
-	pair("allocator.active", int64(m.heapInUse))
-	pair("allocator.resident", int64(m.total))
-	pairF("allocator-fragmentation.ratio", ratio(m.heapInUse, m.objects))
-	pair("allocator-fragmentation.bytes", int64(m.heapInUse-min(m.heapInUse, m.objects)))
-	pairF("allocator-rss.ratio", ratio(m.total, m.heapInUse))
-	pair("allocator-rss.bytes", int64(m.total)-int64(m.heapInUse))
-	pairF("rss-overhead.ratio", ratio(m.rss, m.total))
-	pair("rss-overhead.bytes", int64(m.rss)-int64(m.total))
-	pairF("fragmentation", ratio(m.rss, uint64(used)))
-	pair("fragmentation.bytes", int64(m.rss)-used)
+	pairF("dataset.percentage", sysinfo.Percent(uint64(dataset), uint64(net)))
+	pairF("peak.percentage", sysinfo.Percent(uint64(used), uint64(peak)))
+	pair("allocator.allocated", int64(m.Objects))
+	pair("allocator.active", int64(m.HeapInUse))
+	pair("allocator.resident", int64(m.Total))
+	pairF("allocator-fragmentation.ratio", sysinfo.Ratio(m.HeapInUse, m.Objects))
+	pair("allocator-fragmentation.bytes", int64(m.HeapInUse-min(m.HeapInUse, m.Objects)))
+	pairF("allocator-rss.ratio", sysinfo.Ratio(m.Total, m.HeapInUse))
+	pair("allocator-rss.bytes", int64(m.Total)-int64(m.HeapInUse))
+	pairF("rss-overhead.ratio", sysinfo.Ratio(m.RSS, m.Total))
+	pair("rss-overhead.bytes", int64(m.RSS)-int64(m.Total))
+	pairF("fragmentation", sysinfo.Ratio(m.RSS, uint64(used)))
+	pair("fragmentation.bytes", int64(m.RSS)-used)
 }

@@ -106,9 +106,7 @@ func lookupFullName(name []byte) *Command {
 
 // checkArity reports whether argc arguments (the name included) fit the
 // command's arity.
-func (c *Command) checkArity(argc int) bool {
-	return (c.Arity <= 0 || c.Arity == argc) && argc >= -c.Arity
-}
+func (c *Command) checkArity(argc int) bool { return c.ArityOK(argc) }
 
 // sortedCommands returns the top-level commands by name.
 func sortedCommands() []*Command { return topCommands }

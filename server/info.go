@@ -3,15 +3,12 @@ package server
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/sluicedb/sluice/internal/sysinfo"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -108,7 +105,7 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("redis_git_dirty:0")
 		f("redis_build_id:0")
 		f("redis_mode:%s", mode)
-		f("os:%s", osString())
+		f("os:%s", sysinfo.OS())
 		f("arch_bits:%d", strconv.IntSize)
 		f("monotonic_clock:POSIX clock_gettime")
 		f("multiplexing_api:epoll")
@@ -226,17 +223,14 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		s.infoReplication(f)
 	}
 	if want("cpu") {
-		var self, children syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-		tv := func(t syscall.Timeval) string { return fmt.Sprintf("%d.%06d", t.Sec, t.Usec) }
+		cpu := sysinfo.CPU()
 		b.WriteString("# CPU\r\n")
-		f("used_cpu_sys:%s", tv(self.Stime))
-		f("used_cpu_user:%s", tv(self.Utime))
-		f("used_cpu_sys_children:%s", tv(children.Stime))
-		f("used_cpu_user_children:%s", tv(children.Utime))
-		f("used_cpu_sys_main_thread:%s", tv(self.Stime))
-		f("used_cpu_user_main_thread:%s", tv(self.Utime))
+		f("used_cpu_sys:%s", cpu.Sys)
+		f("used_cpu_user:%s", cpu.User)
+		f("used_cpu_sys_children:%s", cpu.ChildrenSys)
+		f("used_cpu_user_children:%s", cpu.ChildrenUser)
+		f("used_cpu_sys_main_thread:%s", cpu.Sys)
+		f("used_cpu_user_main_thread:%s", cpu.User)
 	}
 	if all || sec["module_list"] || sec["modules"] {
 		want("module_list")
@@ -298,121 +292,6 @@ func safeInfo(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func percent(a, b uint64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) * 100 / float64(b)
-}
-
-func ratio(a, b uint64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-// bytesToHuman formats a byte count as Redis's bytesToHuman does.
-func bytesToHuman(n uint64) string {
-	d := float64(n)
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%dB", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.2fK", d/1024)
-	case n < 1024*1024*1024:
-		return fmt.Sprintf("%.2fM", d/(1024*1024))
-	case n < 1024*1024*1024*1024:
-		return fmt.Sprintf("%.2fG", d/(1024*1024*1024))
-	case n < 1024*1024*1024*1024*1024:
-		return fmt.Sprintf("%.2fT", d/(1024*1024*1024*1024))
-	case n < 1024*1024*1024*1024*1024*1024:
-		return fmt.Sprintf("%.2fP", d/(1024*1024*1024*1024*1024))
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
-var unameCache string
-
-func osString() string {
-	if unameCache != "" {
-		return unameCache
-	}
-	release := ""
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		release = strings.TrimSpace(string(b))
-	}
-	sys := strings.ToUpper(runtime.GOOS[:1]) + runtime.GOOS[1:]
-	machine := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686"}[runtime.GOARCH]
-	if machine == "" {
-		machine = runtime.GOARCH
-	}
-	unameCache = strings.TrimSpace(sys + " " + release + " " + machine)
-	return unameCache
-}
-
-// memInfo is what the Go runtime and the kernel say about the process's
-// memory: the allocator's figures for INFO's allocator_* fields and RSS.
-type memInfo struct {
-	objects, heapInUse, total, rss, system uint64
-}
-
-var memSamples = []metrics.Sample{
-	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/memory/classes/total:bytes"},
-	{Name: "/memory/classes/heap/unused:bytes"},
-}
-
-var (
-	sysMemOnce sync.Once
-	sysMem     uint64
-)
-
-// systemMemory is the machine's memory (MemTotal), read once.
-func systemMemory() uint64 {
-	sysMemOnce.Do(func() {
-		var m memInfo
-		if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(line, "MemTotal:") {
-					if fs := strings.Fields(line); len(fs) >= 2 {
-						kb, _ := strconv.ParseUint(fs[1], 10, 64)
-						m.system = kb * 1024
-					}
-				}
-			}
-		}
-		sysMem = m.system
-	})
-	return sysMem
-}
-
-// readMemory reads the Go runtime's memory figures cheaply (no
-// stop-the-world) and the process's resident set size.
-func readMemory() memInfo {
-	samples := make([]metrics.Sample, len(memSamples))
-	copy(samples, memSamples)
-	metrics.Read(samples)
-	val := func(i int) uint64 {
-		if samples[i].Value.Kind() == metrics.KindUint64 {
-			return samples[i].Value.Uint64()
-		}
-		return 0
-	}
-	m := memInfo{objects: val(0), total: val(1)}
-	m.heapInUse = m.objects + val(2)
-	m.rss = m.total
-	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
-		if fields := strings.Fields(string(b)); len(fields) > 1 {
-			if pages, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
-				m.rss = pages * uint64(os.Getpagesize())
-			}
-		}
-	}
-	m.system = systemMemory()
-	return m
 }
 
 type statTotals struct {

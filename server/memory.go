@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/sluicedb/sluice/internal/sysinfo"
 	"github.com/sluicedb/sluice/repl"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/watch"
 )
 
 // Memory accounting, as Redis's used_memory counts it: what the server
@@ -172,7 +174,7 @@ func (c *Client) refreshOwnMemory() {
 	storeIfChanged(&c.qbufCap, qa)
 	mm := c.multiMem()
 	storeIfChanged(&c.multiMemA, mm)
-	n := clientBase + qa + mm + int64(len(c.watched))*watchCost
+	n := clientBase + qa + mm + int64(c.watch.Len())*watchCost
 	if c.ps.Total() > 0 {
 		n += c.pubsubMem.Load()
 	}
@@ -195,7 +197,7 @@ func storeIfChanged(a *atomic.Int64, n int64) {
 // watchCost is what one watched key takes: its entry in the client's list
 // and in the server's registry (the key's name is counted by the registry
 // once).
-const watchCost = int64(unsafe.Sizeof(watchedKey{})) + 64
+const watchCost = watch.EntrySize + 64
 
 // subCost is what one subscription takes in the client's and the server's
 // tables, besides the channel's name.
@@ -431,7 +433,7 @@ func (s *Server) evictClient(c *Client) {
 // infoMemory writes INFO's memory section.
 func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *strings.Builder) {
 	used := uint64(s.infoUsedMemory(c))
-	m := readMemory()
+	m := sysinfo.ReadMemory()
 	mem := &s.mem
 	peak := uint64(max(mem.peak.Load(), int64(used)))
 	overhead := uint64(s.memoryOverhead())
@@ -441,25 +443,25 @@ func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *st
 	maxmem := uint64(s.cfg.MaxMemory.Load())
 	frag := 0.0
 	if used > 0 {
-		frag = float64(m.rss) / float64(used)
+		frag = float64(m.RSS) / float64(used)
 	}
 	b.WriteString("# Memory\r\n")
 	f("used_memory:%d", used)
-	f("used_memory_human:%s", bytesToHuman(used))
-	f("used_memory_rss:%d", m.rss)
-	f("used_memory_rss_human:%s", bytesToHuman(m.rss))
+	f("used_memory_human:%s", sysinfo.BytesToHuman(used))
+	f("used_memory_rss:%d", m.RSS)
+	f("used_memory_rss_human:%s", sysinfo.BytesToHuman(m.RSS))
 	f("used_memory_peak:%d", peak)
-	f("used_memory_peak_human:%s", bytesToHuman(peak))
-	f("used_memory_peak_perc:%.2f%%", percent(used, peak))
+	f("used_memory_peak_human:%s", sysinfo.BytesToHuman(peak))
+	f("used_memory_peak_perc:%.2f%%", sysinfo.Percent(used, peak))
 	f("used_memory_overhead:%d", overhead)
 	f("used_memory_startup:%d", startup)
 	f("used_memory_dataset:%d", dataset)
-	f("used_memory_dataset_perc:%.2f%%", percent(dataset, net))
-	f("allocator_allocated:%d", m.objects)
-	f("allocator_active:%d", m.heapInUse)
-	f("allocator_resident:%d", m.total)
-	f("total_system_memory:%d", m.system)
-	f("total_system_memory_human:%s", bytesToHuman(m.system))
+	f("used_memory_dataset_perc:%.2f%%", sysinfo.Percent(dataset, net))
+	f("allocator_allocated:%d", m.Objects)
+	f("allocator_active:%d", m.HeapInUse)
+	f("allocator_resident:%d", m.Total)
+	f("total_system_memory:%d", m.System)
+	f("total_system_memory_human:%s", sysinfo.BytesToHuman(m.System))
 	f("used_memory_lua:0")
 	f("used_memory_vm_eval:0")
 	f("used_memory_lua_human:0B")
@@ -474,16 +476,16 @@ func (s *Server) infoMemory(c *Client, f func(format string, args ...any), b *st
 	f("used_memory_scripts:0")
 	f("used_memory_scripts_human:0B")
 	f("maxmemory:%d", maxmem)
-	f("maxmemory_human:%s", bytesToHuman(maxmem))
+	f("maxmemory_human:%s", sysinfo.BytesToHuman(maxmem))
 	f("maxmemory_policy:%s", s.cfg.Get("maxmemory-policy"))
-	f("allocator_frag_ratio:%.2f", ratio(m.heapInUse, m.objects))
-	f("allocator_frag_bytes:%d", m.heapInUse-min(m.heapInUse, m.objects))
-	f("allocator_rss_ratio:%.2f", ratio(m.total, m.heapInUse))
-	f("allocator_rss_bytes:%d", int64(m.total)-int64(m.heapInUse))
-	f("rss_overhead_ratio:%.2f", ratio(m.rss, m.total))
-	f("rss_overhead_bytes:%d", int64(m.rss)-int64(m.total))
+	f("allocator_frag_ratio:%.2f", sysinfo.Ratio(m.HeapInUse, m.Objects))
+	f("allocator_frag_bytes:%d", m.HeapInUse-min(m.HeapInUse, m.Objects))
+	f("allocator_rss_ratio:%.2f", sysinfo.Ratio(m.Total, m.HeapInUse))
+	f("allocator_rss_bytes:%d", int64(m.Total)-int64(m.HeapInUse))
+	f("rss_overhead_ratio:%.2f", sysinfo.Ratio(m.RSS, m.Total))
+	f("rss_overhead_bytes:%d", int64(m.RSS)-int64(m.Total))
 	f("mem_fragmentation_ratio:%.2f", frag)
-	f("mem_fragmentation_bytes:%d", int64(m.rss)-int64(used))
+	f("mem_fragmentation_bytes:%d", int64(m.RSS)-int64(used))
 	f("mem_not_counted_for_evict:%d", s.notCountedForEvict())
 	// The backlog and the replicas share one replication buffer: what
 	// exceeds repl-backlog-size counts as the replicas' (Redis 7.0's
@@ -508,7 +510,7 @@ func memoryDoctorCommand(c *Client, _ [][]byte) {
 }
 
 func (s *Server) memoryDoctorReport() string {
-	m := readMemory()
+	m := sysinfo.ReadMemory()
 	mem := &s.mem
 	used := max(1, s.usedMemory())
 	peak := max(mem.peak.Load(), used)
@@ -530,16 +532,16 @@ func (s *Server) memoryDoctorReport() string {
 	if float64(peak)/float64(used) > 1.5 {
 		add(" * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n")
 	}
-	if float64(m.rss)/float64(used) > 1.4 && m.rss > uint64(used) && m.rss-uint64(used) > 10<<20 {
+	if float64(m.RSS)/float64(used) > 1.4 && m.RSS > uint64(used) && m.RSS-uint64(used) > 10<<20 {
 		add(" * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"go-" + runtime.Version() + "\".\n\n")
 	}
-	if over(m.heapInUse, m.objects, 10<<20) {
+	if over(m.HeapInUse, m.Objects, 10<<20) {
 		add(" * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n")
 	}
-	if over(m.total, m.heapInUse, 10<<20) {
+	if over(m.Total, m.HeapInUse, 10<<20) {
 		add(" * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n")
 	}
-	if over(m.rss, m.total, 10<<20) {
+	if over(m.RSS, m.Total, 10<<20) {
 		add(" * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the allocator holds). This problem may be due to Lua scripts or Modules.\n\n")
 	}
 	var clients, replicas int64

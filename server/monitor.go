@@ -1,18 +1,16 @@
 package server
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/monitor"
 )
 
-// MONITOR: clients that receive every command the server executes, as
-// Redis's replicationFeedMonitors formats them:
-//
-//	+1700000000.123456 [0 127.0.0.1:5000] "set" "key" "value"
+// MONITOR: clients that receive every command the server executes, in
+// the lines package monitor writes.
 
 type monitorRegistry struct {
 	n  atomic.Int32 // len(m), read without the lock on every command
@@ -83,40 +81,14 @@ func (s *Server) feedMonitors(c *Client, dbi int, args [][]byte, fromScript bool
 	if s.monitors.n.Load() == 0 {
 		return
 	}
-	now := time.Now()
-	b := make([]byte, 0, 64)
-	b = append(b, '+')
-	b = strconv.AppendInt(b, now.Unix(), 10)
-	b = append(b, '.')
-	us := strconv.AppendInt(nil, int64(now.Nanosecond()/1000), 10)
-	for i := len(us); i < 6; i++ {
-		b = append(b, '0')
-	}
-	b = append(b, us...)
-	b = append(b, " ["...)
-	b = strconv.AppendInt(b, int64(dbi), 10)
-	b = append(b, ' ')
+	source := c.addr
 	switch {
 	case fromScript:
-		b = append(b, "lua"...)
+		source = "lua"
 	case c.unixSock:
-		b = append(b, "unix:"...)
-		b = append(b, s.cfg.Get("unixsocket")...)
-	default:
-		b = append(b, c.addr...)
+		source = "unix:" + s.cfg.Get("unixsocket")
 	}
-	b = append(b, "] "...)
-	redact := redactedArgs(args)
-	for i, a := range args {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		if redact(i) {
-			a = []byte("(redacted)")
-		}
-		b = appendRepr(b, a)
-	}
-	b = append(b, "\r\n"...)
+	b := monitor.AppendLine(make([]byte, 0, 64), time.Now(), dbi, source, args)
 	s.monitors.mu.RLock()
 	for m := range s.monitors.m {
 		if m == c {
@@ -126,49 +98,4 @@ func (s *Server) feedMonitors(c *Client, dbi int, args [][]byte, fromScript bool
 		}
 	}
 	s.monitors.mu.RUnlock()
-}
-
-// redactedArgs returns which arguments Redis hides from monitors: the
-// credentials of AUTH and of HELLO ... AUTH.
-func redactedArgs(args [][]byte) func(i int) bool {
-	switch {
-	case eq(args[0], "auth"):
-		return func(i int) bool { return i >= 1 }
-	case eq(args[0], "hello"):
-		for j := 2; j+2 < len(args); j++ {
-			if eq(args[j], "auth") {
-				return func(i int) bool { return i == j+1 || i == j+2 }
-			}
-		}
-	}
-	return func(int) bool { return false }
-}
-
-// appendRepr appends s quoted and escaped as Redis's sdscatrepr.
-func appendRepr(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, ch := range s {
-		switch ch {
-		case '\\', '"':
-			b = append(b, '\\', ch)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch < 0x7f {
-				b = append(b, ch)
-			} else {
-				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(b, '"')
 }

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"github.com/sluicedb/sluice/internal/cmdspec"
 	"github.com/sluicedb/sluice/store"
+	"github.com/sluicedb/sluice/watch"
 )
 
 func multiCommand(c *Client, args [][]byte) {
@@ -36,8 +34,7 @@ func (c *Client) discardTx() {
 		c.txSpare = c.tx
 		c.tx = nil
 	}
-	c.srv.watches.unwatchAll(c)
-	c.dirtyCAS.Store(false)
+	c.srv.watches.UnwatchAll(&c.watch)
 }
 
 // execCommand runs the queued commands with no other client's command
@@ -66,9 +63,7 @@ func execCommand(c *Client, args [][]byte) {
 			set.Add(tx.cmds[i][k.Pos])
 		}
 	}
-	for _, w := range c.watched {
-		set.Add([]byte(w.key))
-	}
+	c.watch.AddShards(&set)
 	ks.Lock.RLock(c.slot)
 	db := c.DB()
 	set.Lock(db)
@@ -113,32 +108,26 @@ func (c *Client) txNeedsAll() bool {
 			return true
 		}
 	}
-	for _, w := range c.watched {
-		if w.db != c.dbi {
-			return true
-		}
-	}
-	return false
+	return !c.watch.OnlyIn(c.dbi)
 }
 
 // execLocked is EXEC once the transaction's locks are held.
 func (c *Client) execLocked(tx *txState) {
-	if c.srv.watches.expiredWatched(c) {
-		c.dirtyCAS.Store(true)
+	if c.srv.watches.Expired(&c.watch, c.srv.ks) {
+		c.watch.MarkDirty()
 	}
 	if tx.dirty {
 		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
 		c.discardTx()
 		return
 	}
-	if c.dirtyCAS.Load() {
+	if c.watch.Dirty() {
 		c.w.NullArray()
 		c.discardTx()
 		return
 	}
 	c.tx = nil
-	c.srv.watches.unwatchAll(c)
-	c.dirtyCAS.Store(false)
+	c.srv.watches.UnwatchAll(&c.watch)
 	c.inExec = true
 	c.srv.execDepth.Add(1)
 	c.w.Array(len(tx.cmds))
@@ -159,187 +148,45 @@ func watchCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR WATCH inside MULTI is not allowed")
 		return
 	}
-	if c.dirtyCAS.Load() {
+	if c.watch.Dirty() {
 		c.w.OK()
 		return
 	}
 	db := c.DB()
 	for _, k := range args[1:] {
-		c.srv.watches.watch(c, db, k)
+		c.srv.watches.Watch(&c.watch, db, k)
 	}
 	c.w.OK()
 }
 
 func unwatchCommand(c *Client, args [][]byte) {
-	c.srv.watches.unwatchAll(c)
-	c.dirtyCAS.Store(false)
+	c.srv.watches.UnwatchAll(&c.watch)
 	c.w.OK()
 }
 
-// watchKey identifies a watched key by database index and key: as in
-// Redis, watches stay with the index across SWAPDB (the data moves).
-type watchKey struct {
-	db  int
-	key string
-}
-
-// watchedKey is one key a client watches.
-type watchedKey struct {
-	watchKey
-	expired bool // already logically expired when watched
-}
-
-// watchRegistry maps watched keys to the clients watching them. count lets
-// the store's modification hook return at once when nobody watches.
-type watchRegistry struct {
-	mu    sync.Mutex
-	keys  map[watchKey]map[*Client]struct{}
-	count atomic.Int64
-}
-
-func (r *watchRegistry) watch(c *Client, db *store.DB, key []byte) {
-	wk := watchKey{db.ID, string(key)}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, w := range c.watched {
-		if w.watchKey == wk {
-			return
-		}
-	}
-	if r.keys == nil {
-		r.keys = map[watchKey]map[*Client]struct{}{}
-	}
-	set := r.keys[wk]
-	if set == nil {
-		set = map[*Client]struct{}{}
-		r.keys[wk] = set
-		r.count.Add(1)
-	}
-	set[c] = struct{}{}
-	c.watched = append(c.watched, watchedKey{wk, db.IsExpired(key)})
-}
-
-func (r *watchRegistry) unwatchAll(c *Client) {
-	if len(c.watched) == 0 {
-		return
-	}
-	r.mu.Lock()
-	for _, w := range c.watched {
-		if set := r.keys[w.watchKey]; set != nil {
-			delete(set, c)
-			if len(set) == 0 {
-				delete(r.keys, w.watchKey)
-				r.count.Add(-1)
-			}
-		}
-	}
-	r.mu.Unlock()
-	c.watched = c.watched[:0]
-}
-
-// touch marks every client watching key dirty, after the key changed. A
-// key that had already expired when it was watched and is now gone (its
-// expiry deleted it, or DEL did) has not changed logically: that watch
-// only loses its expired mark, as in Redis.
-func (r *watchRegistry) touch(db *store.DB, key []byte) {
-	if r.count.Load() == 0 {
-		return
-	}
-	r.mu.Lock()
-	set := r.keys[watchKey{db.ID, string(key)}]
-	if len(set) > 0 {
-		gone := db.PeekRaw(key) == nil
-		for c := range set {
-			if w := c.watchedEntry(db.ID, key); w != nil && w.expired && gone {
-				w.expired = false
-				continue
-			}
-			c.dirtyCAS.Store(true)
-		}
-	}
-	r.mu.Unlock()
-}
-
-// watchedEntry finds c's watch of key in database dbi (registry lock held).
-func (c *Client) watchedEntry(dbi int, key []byte) *watchedKey {
-	for i := range c.watched {
-		if w := &c.watched[i]; w.db == dbi && w.key == string(key) {
-			return w
-		}
-	}
-	return nil
-}
-
-// touchDB marks dirty the watchers of keys of database index dbi when
-// its data is emptied (FLUSHDB: replaced is nil) or replaced by another
-// database's (SWAPDB), following Redis's touchAllWatchedKeysInDb: keys
-// present (even if stale) on either side count, except that a stale key
-// that stays stale or disappears is no change, and a missing key replaced
-// by a stale one only becomes a stale watch.
-func (r *watchRegistry) touchDB(dbi int, emptied, replaced *store.DB) {
-	if r.count.Load() == 0 {
-		return
-	}
-	r.mu.Lock()
-	for wk, set := range r.keys {
-		if wk.db != dbi {
-			continue
-		}
-		k := []byte(wk.key)
-		inEmptied := emptied.PeekRaw(k) != nil
-		inReplaced := replaced != nil && replaced.PeekRaw(k) != nil
-		if !inEmptied && !inReplaced {
-			continue
-		}
-		for c := range set {
-			w := c.watchedEntry(dbi, k)
-			if w != nil && w.expired {
-				if !inReplaced {
-					w.expired = false // the stale key is gone: no change
-					continue
-				}
-				if replaced.IsExpired(k) {
-					continue // stale, and stale it stays
-				}
-			} else if w != nil && !inEmptied && replaced.IsExpired(k) {
-				w.expired = true // nothing replaced by a stale key
-				continue
-			}
-			c.dirtyCAS.Store(true)
-		}
-	}
-	r.mu.Unlock()
-}
-
-// expiredWatched reports whether a key that was live when watched has
-// logically expired since (EXEC then fails, as in Redis 7).
-func (r *watchRegistry) expiredWatched(c *Client) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, w := range c.watched {
-		if !w.expired && c.srv.ks.DB(w.db).IsExpired([]byte(w.key)) {
-			return true
-		}
-	}
-	return false
-}
+// watchState is a client's WATCHed keys and verdict, watchRegistry the
+// server's map of them.
+type (
+	watchState    = watch.State
+	watchRegistry = watch.Registry
+)
 
 // wireWatches connects the keyspace's hooks to the registry.
 func (s *Server) wireWatches() {
 	s.OnReset(func(c *Client) { c.discardTx() })
 	s.ks.OnModified = func(db *store.DB, key []byte) {
-		s.watches.touch(db, key)
+		s.watches.Touch(db, key)
 		s.trackingInvalidate(db, key)
 	}
 	s.OnReset(func(c *Client) { s.tracking.Disable(c, c.trk.Load()) })
-	s.ks.OnFlush = func(db *store.DB) { s.watches.touchDB(db.ID, db, nil) }
+	s.ks.OnFlush = func(db *store.DB) { s.watches.TouchDB(db.ID, db, nil) }
 	s.ks.OnSwap = func(a, b *store.DB) {
 		// After the swap a and b hold each other's data: the watchers of
 		// a's index had their data (now b) replaced by a's, and the other
 		// way round; clients blocked on a key that now exists may be
 		// served.
-		s.watches.touchDB(a.ID, b, a)
-		s.watches.touchDB(b.ID, a, b)
+		s.watches.TouchDB(a.ID, b, a)
+		s.watches.TouchDB(b.ID, a, b)
 		s.signalSwapped(a, b)
 	}
 }

@@ -416,7 +416,7 @@ func (s *Server) removeClient(c *Client) {
 		s.nconns.Add(-1)
 	}
 	s.mu.Unlock()
-	s.watches.unwatchAll(c)
+	s.watches.UnwatchAll(&c.watch)
 	s.tracking.Disable(c, c.trk.Load())
 	c.unsubscribeAll()
 	s.blocking.clientClosed(c)

@@ -348,7 +348,7 @@ func (s *Server) snapDigests(now int64) map[string][20]byte {
 	out := map[string][20]byte{}
 	for i := 0; i < s.ks.NumDBs(); i++ {
 		s.ks.DB(i).EachLive(now, func(key string, e *store.Entry, exp int64) bool {
-			out[strconv.Itoa(i)+"/"+key] = s.entryDigest(e, exp)
+			out[strconv.Itoa(i)+"/"+key] = store.Digest(e, exp, s.appendRDBValue)
 			return true
 		})
 	}
@@ -371,7 +371,7 @@ func (s *Server) rdbDigests(t *testing.T, b []byte) map[string][20]byte {
 		if r.HasExpire {
 			exp = r.Expire
 		}
-		out[k] = s.entryDigest(e, exp)
+		out[k] = store.Digest(e, exp, s.appendRDBValue)
 		return nil
 	}})
 	if err != nil {

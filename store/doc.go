@@ -4,7 +4,8 @@
 // expiry and an LRU clock; lazy expiry on access and Redis's active expiry
 // cycle; the bytes keys and values take, counted as Redis's allocator
 // would count them (mem.go); maxmemory-policy's choice of victims, from a
-// pool of sampled candidates (evictpool.go: Evictor); and point-in-time
+// pool of sampled candidates (evictpool.go: Evictor); point-in-time
 // snapshots taken without stopping the world (snapshot.go: BeginSnapshot,
-// Walk).
+// Walk); and the digests of values and of the dataset DEBUG DIGEST
+// reports (digest.go).
 package store

@@ -16,6 +16,11 @@
 //
 // Spec.Keys is the one key extraction: Redis's key specs and the key
 // procedures of the commands Redis special-cases.
+//
+// render.go writes COMMAND's replies from a Spec, in Redis's shapes:
+// WriteInfo (COMMAND INFO), WriteDocs (COMMAND DOCS), WriteKeys (COMMAND
+// GETKEYS and GETKEYSANDFLAGS), WriteKeyFlags, and List (COMMAND LIST's
+// walk); the server keeps the handlers, which look the commands up.
 package cmdspec
 
 //go:generate go run -tags cmdspecgen generate.go
