@@ -107,3 +107,38 @@ func TestOmemCountsQueuedPubSub(t *testing.T) {
 		t.Error("subscriber past the hard limit still connected")
 	}
 }
+
+// A tiny normal-class limit: what fits in Redis's 16 KB per-client reply
+// buffer is not counted against it, what overflows into the reply list
+// is (getClientOutputBufferMemoryUsage), the same in both servers.
+func TestOutputLimitCountsPastTheReplyBuffer(t *testing.T) {
+	ctx := context.Background()
+	_, saddr := redistest.StartSluice(t)
+	raddr := redistest.StartRedis(t)
+	run := func(addr, req string) string {
+		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+		defer c.Close()
+		c.Set(ctx, "small", "v", 0)
+		c.Set(ctx, "big", strings.Repeat("z", 40000), 0)
+		c.ConfigSet(ctx, "client-output-buffer-limit", "normal 100 0 0")
+		defer c.ConfigSet(ctx, "client-output-buffer-limit", "normal 0 0 0")
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.Write([]byte(req))
+		conn.SetReadDeadline(time.Now().Add(time.Second))
+		b, _ := io.ReadAll(bufio.NewReader(conn))
+		return fmt.Sprintf("%d bytes, starting %.20q", len(b), b)
+	}
+	for _, req := range []string{
+		"SET a b\r\nGET small\r\nPING\r\nQUIT\r\n",
+		"GET big\r\nQUIT\r\n",
+		strings.Repeat("GET small\r\n", 50) + "QUIT\r\n",
+	} {
+		if want, got := run(raddr, req), run(saddr, req); got != want {
+			t.Errorf("%.30q: redis %s, sluice %s", req, want, got)
+		}
+	}
+}
