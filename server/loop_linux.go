@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sluicedb/sluice/internal/spin"
+
 	"github.com/sluicedb/sluice/resp"
 )
 
@@ -55,10 +57,11 @@ type loop struct {
 
 	tid        atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
 	spinHits   atomic.Int64 // idle spells that spinning ended with work
-	sleepCost  atomic.Int64 // what one sleep costs the loop's thread, in ns CPU, as its spinGate measured it
+	sleepCost  atomic.Int64 // what one sleep costs the loop's thread, in ns CPU, as its spin.Gate measured it
 	spareTasks []func()
 	spareReady []*Client
-	lastYield  int64 // nanotime of the loop's last yield (yieldIfDue)
+	lastYield  int64         // nanotime of the loop's last yield (yieldIfDue)
+	started    chan struct{} // closed once run has set up the loop's ring (or found none)
 	heldBufs   [][]byte
 }
 
@@ -89,7 +92,11 @@ func (s *Server) startLoops(lns []net.Listener) error {
 	}
 	for _, l := range s.loops {
 		s.wg.Add(1)
+		l.started = make(chan struct{})
 		go l.run()
+	}
+	for _, l := range s.loops {
+		<-l.started // its ring (or none) is set up
 	}
 	return nil
 }
@@ -150,10 +157,8 @@ func (l *loop) init(lfds []int) error {
 	}
 	l.lfds = map[int]bool{}
 	l.conns = map[int]*Client{}
-	if l.ring = newLoopRing(l); l.ring == nil {
-		if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(l.evfd)}); err != nil {
-			return err
-		}
+	if err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(l.evfd)}); err != nil {
+		return err
 	}
 	for _, fd := range lfds {
 		if err = l.watchListener(fd); err != nil {
@@ -224,13 +229,17 @@ func (l *loop) run() {
 	}
 	defer l.srv.wg.Done()
 	defer l.shutdown()
+	// The ring is set up here, on the loop's own thread: the receives'
+	// work runs on the thread that submits them.
+	l.ring = newLoopRing(l)
+	close(l.started)
 	if l.ring != nil {
 		l.runRing()
 		return
 	}
 	events := make([]unix.EpollEvent, 512)
 	lastCron := time.Now()
-	gate := newSpinGate(l.srv.spinFor)
+	gate := spin.NewGate(l.srv.spinFor)
 	clockCost := threadClockCost()
 	for {
 		l.runTasks()
@@ -238,8 +247,8 @@ func (l *loop) run() {
 		var err error
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
-		if gate.spinning() && l.tlsConns == 0 {
-			n = l.spin(events, idleFrom+gate.window())
+		if gate.Spinning() && l.tlsConns == 0 {
+			n = l.spin(events, idleFrom+gate.Window())
 		}
 		woke := n > 0
 		if !woke {
@@ -250,20 +259,20 @@ func (l *loop) run() {
 				woke = true
 			}
 			var cpu0, wall0 int64
-			sample := timeout > 0 && gate.sampleSleep()
+			sample := timeout > 0 && gate.SampleSleep()
 			if sample {
 				cpu0, wall0 = threadCPUTime(), nanotime()
 			}
 			n, err = unix.EpollWait(l.epfd, events, timeout)
 			if sample {
 				wall := nanotime() - wall0
-				gate.sleptFor(threadCPUTime()-cpu0-clockCost, wall)
-				l.sleepCost.Store(gate.wake)
+				gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
+				l.sleepCost.Store(gate.Wake())
 			}
 			l.sleeping.Store(false)
 			woke = woke || n > 0
 		}
-		gate.observe(nanotime()-idleFrom, woke)
+		gate.Observe(nanotime()-idleFrom, woke)
 		if err != nil && err != unix.EINTR {
 			return
 		}
@@ -320,7 +329,7 @@ func (l *loop) yieldIfDue(now int64) {
 
 // spin polls for events until deadline (nanotime) and returns how many
 // arrived; 0 when none did or other goroutines posted work meanwhile (see
-// spinGate).
+// spin.Gate).
 func (l *loop) spin(events []unix.EpollEvent, deadline int64) int {
 	for {
 		if n := rawEpollPoll(l.epfd, events); n != 0 {

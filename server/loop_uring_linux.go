@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sluicedb/sluice/internal/spin"
+
 	"github.com/sluicedb/sluice/internal/uring"
 )
 
@@ -19,17 +21,20 @@ import (
 // into a buffer the kernel takes from the loop's provided buffers. The
 // loop's wake-up descriptor and its listeners are polled through the ring
 // as well, and so is its epoll descriptor, which keeps what the ring does
-// not carry (TLS connections). So where an epoll loop makes one epoll_wait
-// and then one read per connection with input, a ring loop makes one
-// io_uring_enter, and the receives are done by the kernel as the data
-// arrives; replies are still written with one write per connection and
-// batch (loop_linux.go's write).
+// not carry (TLS connections). The replies of an iteration's batches are
+// held to its end and sent through the ring together, in one
+// io_uring_enter (sendHeld; with one client to answer, one write does as
+// well). So where an epoll loop makes an epoll_wait, then a read and a
+// write per connection with input, a ring loop makes one io_uring_enter
+// to send and one to wait, and the receives are done by the kernel as the
+// data arrives.
 //
 // A loop falls back to epoll alone when the ring cannot be set up (an old
-// kernel, io_uring disabled by sysctl or refused by a seccomp filter),
-// when its goroutine is not locked to its thread (SLUICE_LOCK_THREADS=0:
-// the receives' work runs on the thread that armed them), or when
-// SLUICE_IO_URING=0 says so.
+// kernel, io_uring disabled by sysctl or refused by a seccomp filter,
+// uring.Check failing), when its goroutine is not locked to its thread
+// (SLUICE_LOCK_THREADS=0: the receives' work runs on the thread that armed
+// them), or when SLUICE_IO_URING=0 says so; SLUICE_RING_SEND=0 keeps the
+// ring for input and writes replies with write(2).
 
 // Kinds of request, in a completion's user data (top byte); the rest is
 // the connection's generation (24 bits) and descriptor (32 bits), so that
@@ -61,8 +66,9 @@ var ringBufs = 256
 // useRing is SLUICE_IO_URING: "0" turns the rings off.
 var useRing = os.Getenv("SLUICE_IO_URING") != "0"
 
-// ringSendsOn is SLUICE_RING_SEND: "1" sends replies through the ring.
-var ringSendsOn = os.Getenv("SLUICE_RING_SEND") == "1"
+// ringSendsOn is SLUICE_RING_SEND: "0" writes replies with write(2)
+// instead of sending them through the ring.
+var ringSendsOn = os.Getenv("SLUICE_RING_SEND") != "0"
 
 type loopRing struct {
 	l    *loop
@@ -84,8 +90,8 @@ type loopRing struct {
 	events     []unix.EpollEvent
 }
 
-// newLoopRing sets up l's ring, or returns nil when the loop is to run on
-// epoll alone.
+// newLoopRing sets up l's ring, on the loop's thread as it starts, or
+// returns nil when the loop is to run on epoll alone.
 func newLoopRing(l *loop) *loopRing {
 	if !useRing || !lockThreads {
 		return nil
@@ -103,7 +109,14 @@ func newLoopRing(l *loop) *loopRing {
 		return nil
 	}
 	rg := &loopRing{l: l, r: r, bufs: bufs, events: make([]unix.EpollEvent, 128), sends: ringSendsOn}
+	// The wake-up descriptor and the listeners move from the loop's epoll
+	// to the ring, and the ring watches the epoll (TLS connections).
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, l.evfd, nil)
 	r.Poll(l.evfd, unix.POLLIN, true, ringData(ukWake, 0, l.evfd))
+	for fd := range l.lfds {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+		rg.watchListener(fd)
+	}
 	r.Poll(l.epfd, unix.POLLIN, true, ringData(ukEpoll, 0, l.epfd))
 	return rg
 }
@@ -152,13 +165,13 @@ func (rg *loopRing) pollOut(c *Client) {
 }
 
 // runRing is run's loop for a loop with a ring: wait for completions (or
-// poll for them while spinning pays, see spinGate), serve them, run the
+// poll for them while spinning pays, see spin.Gate), serve them, run the
 // posted work, commit and write what was held, and the cron.
 func (l *loop) runRing() {
 	rg := l.ring
 	r := rg.r
 	lastCron := time.Now()
-	gate := newSpinGate(l.srv.spinFor)
+	gate := spin.NewGate(l.srv.spinFor)
 	clockCost := threadClockCost()
 	for {
 		l.runTasks()
@@ -168,8 +181,8 @@ func (l *loop) runRing() {
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
 		woke := r.Ready()
-		if !woke && gate.spinning() && l.tlsConns == 0 {
-			woke = l.spinRing(idleFrom + gate.window())
+		if !woke && gate.Spinning() && l.tlsConns == 0 {
+			woke = l.spinRing(idleFrom + gate.Window())
 		}
 		if woke {
 			if r.Pending() > 0 || r.NeedsEnter() {
@@ -182,7 +195,7 @@ func (l *loop) runRing() {
 				r.Submit(0)
 				woke = true
 			} else {
-				sample := gate.sampleSleep()
+				sample := gate.SampleSleep()
 				var cpu0, wall0 int64
 				if sample {
 					cpu0, wall0 = threadCPUTime(), nanotime()
@@ -190,14 +203,14 @@ func (l *loop) runRing() {
 				r.SubmitAndWait(int64(100 * time.Millisecond))
 				if sample {
 					wall := nanotime() - wall0
-					gate.sleptFor(threadCPUTime()-cpu0-clockCost, wall)
-					l.sleepCost.Store(gate.wake)
+					gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
+					l.sleepCost.Store(gate.Wake())
 				}
 				woke = r.Ready()
 			}
 			l.sleeping.Store(false)
 		}
-		gate.observe(nanotime()-idleFrom, woke)
+		gate.Observe(nanotime()-idleFrom, woke)
 		select {
 		case <-l.srv.stopCh:
 			return
