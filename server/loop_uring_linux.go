@@ -426,6 +426,14 @@ func (l *loop) standInRing(caller *Client, stop <-chan struct{}) {
 			return
 		default:
 		}
+		if d := l.ring.deferred; len(d) > 0 {
+			// Set aside by sendHeld meanwhile: served now, but the
+			// caller's, which go back aside in their order.
+			l.ring.deferred = nil
+			for _, cqe := range d {
+				l.onCompletion(cqe, caller)
+			}
+		}
 		if !r.Ready() {
 			r.SubmitAndWait(int64(10 * time.Millisecond))
 		}
