@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,6 +44,46 @@ func TestAppendLine(t *testing.T) {
 		got := string(AppendLine(nil, time.Unix(c.sec, c.usec*1000+999), c.db, c.source, c.args))
 		if got != c.want+"\r\n" {
 			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
+
+// TestRedacted: the arguments redis-server 7.0.15 showed as "(redacted)"
+// in MONITOR and SLOWLOG GET for these commands.
+func TestRedacted(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want []int
+	}{
+		{"auth pw", []int{1}},
+		{"AUTH u pw", []int{1, 2}},
+		{"auth u pw extra", nil}, // a syntax error before anything is hidden
+		{"hello 3 setname n auth u pw", []int{5, 6}},
+		{"hello x auth u pw", nil}, // the version is checked first
+		{"hello 3 bogus auth u pw", nil},
+		{"migrate h 1 k 0 100 copy auth pw", []int{8}},
+		{"migrate h 1 k 0 100 AUTH2 u pw replace", []int{7, 8}},
+		{"migrate h 1 k 0 100 bogus auth pw", nil},
+		{"migrate h 1 '' 0 100 keys auth pw", nil},
+		{"acl setuser alice on >pw", []int{2, 3, 4}},
+		{"acl setuser", nil},
+		{"config set MasterAuth a masteruser b maxmemory 1 requirepass c", []int{3, 5, 9}},
+		{"config set requirepass", nil},
+		{"get auth", nil},
+	} {
+		var args [][]byte
+		for _, w := range strings.Fields(c.args) {
+			args = append(args, []byte(w))
+		}
+		hide := Redacted(args)
+		var got []int
+		for i := range args {
+			if hide(i) {
+				got = append(got, i)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: hides %v, want %v", c.args, got, c.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicedb/sluice/monitor"
 	"github.com/sluicedb/sluice/resp"
 )
 
@@ -184,10 +185,13 @@ func (c *Client) RecordSlow(args [][]byte, usec int64) {
 	if n > 32 {
 		n = 32
 	}
+	redact := monitor.Redacted(args)
 	for i := 0; i < n; i++ {
 		a := args[i]
 		if i == 31 && len(args) > 32 {
 			a = []byte("... (" + strconv.Itoa(len(args)-31) + " more arguments)")
+		} else if redact(i) {
+			a = []byte("(redacted)")
 		} else if len(a) > 128 {
 			a = append(append([]byte(nil), a[:128]...), "... ("+strconv.Itoa(len(a)-128)+" more bytes)"...)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,11 @@ func TestMonitorVsRedis(t *testing.T) {
 			{"AUTH", "foo"},
 			{"AUTH", "a", "b"},
 			{"HELLO", "2", "AUTH", "u", "p"},
+			{"HELLO", "3", "SETNAME", "n", "AUTH", "u", "p"},
+			{"MIGRATE", "127.0.0.1", "1", "nokey", "0", "100"},
+			{"MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "COPY", "AUTH", "pw"},
+			{"MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "AUTH2", "user", "pw"},
+			{"MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH2", "user", "pw", "KEYS", "auth", "k2"},
 			{"CLIENT", "LIST", "TYPE", "pubsub"},
 			// Scripts show before the commands they run, which show as "lua".
 			{"EVAL", "redis.call('set',KEYS[1],ARGV[1]) return redis.call('get',KEYS[1])", "1", "foo", "bar"},
@@ -123,6 +129,75 @@ func TestMonitorVsRedis(t *testing.T) {
 		if want[i] != got[i] {
 			t.Errorf("line %d: redis %q, sluice %q", i, want[i], got[i])
 		}
+	}
+}
+
+// SLOWLOG GET hides the same credentials as redis-server's: AUTH, HELLO
+// AUTH, MIGRATE AUTH/AUTH2, ACL SETUSER's rules and CONFIG SET's values of
+// masterauth, masteruser and requirepass (admin commands do reach the slow
+// log), with the 32-argument cut coming first.
+func TestSlowlogRedactsVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	long := []string{"MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH2", "user", "pw", "KEYS"}
+	for i := len(long); i < 40; i++ {
+		long = append(long, "k"+strconv.Itoa(i))
+	}
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		for _, cmd := range [][]string{
+			{"CONFIG", "SET", "slowlog-log-slower-than", "0"},
+			{"SLOWLOG", "RESET"},
+			{"AUTH", "pw"},
+			{"AUTH", "u", "pw"},
+			{"AUTH", "u", "pw", "x"},
+			{"HELLO", "3", "AUTH", "u", "pw"},
+			{"HELLO", "x", "AUTH", "u", "pw"},
+			{"MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "REPLACE", "AUTH", "pw"},
+			{"MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "AUTH2", "user", "pw"},
+			{"MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "BOGUS", "AUTH", "pw"},
+			long,
+			{"ACL", "SETUSER", "alice", "on", ">secret", "+get"},
+			{"ACL", "DELUSER", "alice"},
+			{"CONFIG", "SET", "masterauth", "pw1", "MASTERUSER", "u1", "maxmemory-samples", "5"},
+			{"CONFIG", "SET", "requirepass", "pw2", "nosuchconfig", "x"},
+			{"CONFIG", "SET", "masterauth", "", "masteruser", ""},
+			{"CONFIG", "SET", "requirepass", ""},
+			{"SLOWLOG", "GET", "-1"},
+		} {
+			r, err := c.Do(cmd...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmd[0] == "SLOWLOG" && len(cmd) == 3 {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	// Entries differ in ids, times, durations and client ports: keep the
+	// arguments (the lines between the duration and the client address).
+	args := func(r string) []string {
+		var keep []string
+		lines := strings.Split(r, "\r\n")
+		for _, l := range lines {
+			if strings.HasPrefix(l, "*") || strings.HasPrefix(l, "$") || strings.HasPrefix(l, ":") {
+				continue
+			}
+			if strings.HasPrefix(l, "127.0.0.1:") || l == "" {
+				continue
+			}
+			keep = append(keep, l)
+		}
+		return keep
+	}
+	want, got := args(run(raddr)[0]), args(run(saddr)[0])
+	if strings.Join(want, "|") != strings.Join(got, "|") {
+		t.Errorf("slow log arguments\nredis  %q\nsluice %q", want, got)
+	}
+	if !strings.Contains(strings.Join(want, "|"), "(redacted)") {
+		t.Fatalf("redis-server redacted nothing: %q", want)
 	}
 }
 
