@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicedb/sluice/config"
 )
 
 // Log levels of Host.Log, as the server's loglevel names them.
@@ -219,9 +221,8 @@ func (c *Cluster) Start() error {
 	}
 	var lns []net.Listener
 	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		ln, err := net.Listen("tcp", net.JoinHostPort(b, strconv.Itoa(int(cport))))
+		network, host, optional := config.BindAddr(b)
+		ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(int(cport))))
 		if err != nil {
 			if optional {
 				continue

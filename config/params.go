@@ -427,7 +427,7 @@ var params = []*param{
 	{name: "client-output-buffer-limit", kind: pSpecial, def: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", multiArg: true, apply: applyOutputLimits, show: func(cfg *Config) string { return cfg.showOutputLimits() }},
 	{name: "oom-score-adj-values", kind: pSpecial, def: "0 200 800", multiArg: true, apply: applyOOMValues, show: showNumbers("oom-score-adj-values", false)},
 	{name: "notify-keyspace-events", kind: pSpecial, def: "", apply: applyNotify, show: showNotify},
-	{name: "bind", kind: pSpecial, def: "127.0.0.1", multiArg: true, apply: applyBind},
+	{name: "bind", kind: pSpecial, def: DefaultBind, multiArg: true, apply: applyBind},
 	{name: "replicaof", alias: "slaveof", kind: pSpecial, def: "", multiArg: true, immutable: true, apply: applyReplicaOf, show: showReplicaOf},
 	{name: "latency-tracking-info-percentiles", kind: pSpecial, def: "50 99 99.9", multiArg: true, apply: applyPercentiles, show: showPercentiles},
 }

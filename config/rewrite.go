@@ -199,9 +199,12 @@ func (cfg *Config) rewriteParam(st *rewriteState, p *param) {
 	case "notify-keyspace-events":
 		st.line(name, name+" "+reprArg(cur), cfg.NotifyFlags.Load() != 0)
 	case "bind":
-		// Redis leaves out its default ("* -::*") and blanks the lines;
-		// Sluice's default differs (127.0.0.1), so the line is kept, and
-		// only appended when the addresses differ from Sluice's default.
+		// The default ("* -::*") is left out, its lines blanked, even by
+		// DEBUG CONFIG-REWRITE-FORCE-ALL, as Redis does.
+		if strings.Join(strings.Fields(cur), " ") == DefaultBind {
+			st.processed[name] = true
+			return
+		}
 		if cur == "" {
 			st.line(name, `bind ""`, true)
 		} else {

@@ -58,16 +58,37 @@ func configGetCommand(c *Client, args [][]byte) {
 
 // isLocalClient reports whether c connects over a unix socket or from a
 // loopback address (for the "local" protected-action settings).
-func (c *Client) isLocalClient() bool {
-	if c.unixSock {
+func (c *Client) isLocalClient() bool { return isLocalAddr(c.addr, c.unixSock) }
+
+// isLocalAddr is Redis's islocalClient: a unix socket, or a TCP peer at
+// 127.0.0.1 or ::1.
+func isLocalAddr(addr string, unixSock bool) bool {
+	if unixSock {
 		return true
 	}
-	host := c.addr
+	host := addr
 	if i := strings.LastIndexByte(host, ':'); i >= 0 {
 		host = host[:i]
 	}
 	host = strings.Trim(host, "[]")
-	return host == "127.0.0.1" || host == "::1" || strings.HasPrefix(host, "127.")
+	return host == "127.0.0.1" || host == "::1"
+}
+
+// errProtectedMode is what a client refused by protected mode reads
+// before the connection closes (Redis's text).
+const errProtectedMode = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+
+// protectedModeRefuses applies protected-mode to a new connection from
+// addr, as Redis's clientAcceptHandler does: with protected-mode yes and
+// no password for the default user, only local clients get in. A refused
+// connection counts in rejected_connections; the caller writes
+// errProtectedMode to it and closes it.
+func (s *Server) protectedModeRefuses(slot int, addr string, unixSock bool) bool {
+	if isLocalAddr(addr, unixSock) || s.cfg.Get("protected-mode") != "yes" || !s.cfg.ACL.Default().Rules().Nopass() {
+		return false
+	}
+	s.stats[slot].rejectedConns.Add(1)
+	return true
 }
 
 // allowProtected applies a protected-action setting ("no", "yes", "local").

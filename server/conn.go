@@ -105,6 +105,14 @@ func (s *Server) newConnClient(conn net.Conn, internal bool, signal func()) *Cli
 		raddr = a.String()
 	}
 	_, isUnix := conn.(*net.UnixConn)
+	// Protected mode is about network peers: an in-memory connection
+	// (the embedded mode's net.Pipe) is as local as a unix socket.
+	_, overTCP := conn.RemoteAddr().(*net.TCPAddr)
+	if !internal && overTCP && s.protectedModeRefuses(s.goSlot, raddr, isUnix) {
+		conn.Write([]byte(errProtectedMode))
+		conn.Close()
+		return nil
+	}
 	c := s.newClient(s.goSlot, raddr, laddr, isUnix, func(c *Client) {
 		c.killHook = func() { conn.Close() }
 		c.signal = signal

@@ -3,8 +3,9 @@ package server
 import (
 	"errors"
 	"net"
-	"strings"
 	"sync/atomic"
+
+	"github.com/sluicedb/sluice/config"
 )
 
 // Moving the TCP listeners at run time: CONFIG SET port and CONFIG SET
@@ -40,20 +41,16 @@ func (s *Server) relisten(bind []string, port string, tlsPort bool) error {
 	stay := map[net.Listener]bool{}
 	var fresh, listening []net.Listener
 	if port != "0" {
-		for _, host := range bind {
-			optional := strings.HasPrefix(host, "-")
-			host = strings.TrimPrefix(host, "-")
-			if host == "*" {
-				host = "0.0.0.0"
-			}
-			if a, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port)); err == nil {
+		for _, entry := range bind {
+			network, host, optional := config.BindAddr(entry)
+			if a, err := net.ResolveTCPAddr(network, net.JoinHostPort(host, port)); err == nil {
 				if ln := current[a.String()]; ln != nil && !stay[ln] {
 					stay[ln] = true
 					listening = append(listening, ln)
 					continue
 				}
 			}
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+			ln, err := net.Listen(network, net.JoinHostPort(host, port))
 			if err != nil {
 				if optional {
 					continue

@@ -394,6 +394,11 @@ func (l *loop) accept(lfd int) bool {
 				laddr = a.Name
 			}
 		}
+		if !isTLS && l.srv.protectedModeRefuses(l.id, addr, isUnix) {
+			unix.Write(fd, []byte(errProtectedMode))
+			unix.Close(fd)
+			continue
+		}
 		c := l.srv.newClient(l.id, addr, laddr, isUnix, func(c *Client) {
 			c.fd = fd
 			c.killHook = func() { l.post(func() { l.close(c) }) }

@@ -94,6 +94,14 @@ func (l *loop) handshakeDone(c *Client, err error) {
 	}
 	c.tls.ready = true
 	l.tlsConns++
+	if l.srv.protectedModeRefuses(l.id, c.addr, false) {
+		// As Redis, the refusal is said over TLS once the handshake is done.
+		if out, err := c.tls.seal([]byte(errProtectedMode)); err == nil {
+			rawWrite(c.fd, out)
+		}
+		l.close(c)
+		return
+	}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}); err != nil {
 		l.close(c)
 		return

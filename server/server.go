@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/cluster"
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/latency"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/pubsub"
@@ -229,10 +230,13 @@ func (s *Server) Start() error {
 	port, tlsPort := s.cfg.Get("port"), s.cfg.Get("tls-port")
 	var lns []net.Listener
 	listen := func(port string, tls bool) error {
-		for _, host := range strings.Fields(s.cfg.Get("bind")) {
-			host = strings.TrimPrefix(host, "-")
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		for _, entry := range strings.Fields(s.cfg.Get("bind")) {
+			network, host, optional := config.BindAddr(entry)
+			ln, err := net.Listen(network, net.JoinHostPort(host, port))
 			if err != nil {
+				if optional {
+					continue
+				}
 				closeAll(lns)
 				return &ListenError{Port: port, TLS: tls, Err: err}
 			}

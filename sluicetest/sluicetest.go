@@ -73,6 +73,11 @@ func (s *Server) build() (*server.Server, []*server.Direct, error) {
 	if err := cfg.Set("bind", "127.0.0.1"); err != nil {
 		return nil, nil, err
 	}
+	// A test server listening on another address (Listen) takes clients
+	// from other hosts, as miniredis does; options may turn it back on.
+	if err := cfg.Set("protected-mode", "no"); err != nil {
+		return nil, nil, err
+	}
 	for _, o := range s.opts {
 		if err := o(cfg); err != nil {
 			return nil, nil, err

@@ -26,6 +26,10 @@ func StartSluice(tb testing.TB, directives ...string) (*server.Server, string) {
 	tb.Helper()
 	cfg := server.NewConfig()
 	cfg.Set("port", "0")
+	// As StartRedis: loopback only, and no protected mode, so that a
+	// replica may connect from another address (bind-source-addr).
+	cfg.Set("bind", "127.0.0.1")
+	cfg.Set("protected-mode", "no")
 	for i := 0; i+1 < len(directives); i += 2 {
 		if err := cfg.Set(directives[i], directives[i+1]); err != nil {
 			tb.Fatalf("config %s: %v", directives[i], err)
