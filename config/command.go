@@ -57,6 +57,10 @@ func (cfg *Config) Matching(patterns []string) []Pair {
 	return out
 }
 
+// ErrLoading is CONFIG SET's error for a directive that cannot change
+// while the server loads its dataset (the whole reply, LOADING included).
+var ErrLoading = errors.New("LOADING Redis is loading the dataset in memory")
+
 // SetPairs is CONFIG SET's engine: args holds directive names and
 // values in turn, applied together or not at all, as Redis 7.0 does
 // (immutable and, unless protectedOK, protected directives refused,
@@ -72,16 +76,17 @@ func (cfg *Config) SetPairs(args [][]byte, protectedOK bool, restoring func(name
 	ps := make([]*param, n)
 	vals := make([]string, n)
 	var unknown, errArg, errText string
+	loading := false // a directive refused while loading: that error first, as Redis's
 	for i := 0; i < n; i++ {
 		name := string(args[2*i])
 		p := paramByName[strings.ToLower(name)]
 		if p == nil {
-			if unknown == "" && errText == "" {
+			if unknown == "" && errText == "" && !loading {
 				unknown = name
 			}
 			continue
 		}
-		if unknown != "" || errText != "" {
+		if unknown != "" || errText != "" || loading {
 			continue
 		}
 		if p.immutable || p.protected && !protectedOK {
@@ -92,12 +97,19 @@ func (cfg *Config) SetPairs(args [][]byte, protectedOK bool, restoring func(name
 			}
 			continue
 		}
+		if p.noLoading && cfg.Hooks.Loading != nil && cfg.Hooks.Loading() {
+			loading = true
+			continue
+		}
 		for j := 0; j < i; j++ {
 			if ps[j] == p && strings.EqualFold(string(args[2*j]), name) {
 				errArg, errText = name, "duplicate parameter"
 			}
 		}
 		ps[i] = p
+	}
+	if loading {
+		return nil, ErrLoading
 	}
 	if unknown != "" {
 		return nil, errors.New("Unknown option or number of arguments for CONFIG SET - '" + unknown + "'")

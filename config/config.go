@@ -119,6 +119,9 @@ type Hooks struct {
 	ListenTLS func(bind []string, port string) error
 	// TLSAuthClients applies tls-auth-clients.
 	TLSAuthClients func(v string)
+	// Loading reports whether the server is loading its dataset: CONFIG
+	// SET of dir, appendonly and repl-diskless-load is refused meanwhile.
+	Loading func() bool
 	// Master returns the master the server replicates ("host port"),
 	// "" when it is a master: CONFIG GET replicaof and CONFIG REWRITE
 	// show it.

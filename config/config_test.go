@@ -368,3 +368,45 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// While the server loads its dataset, CONFIG SET refuses dir, appendonly
+// and repl-diskless-load with -LOADING (Redis's DENY_LOADING_CONFIG), and
+// that error comes before the others of the same command, as in Redis
+// 7.0.15 (an unknown name before it still wins: Redis stops checking at the
+// first bad name).
+func TestSetWhileLoading(t *testing.T) {
+	cfg := newConfig(t)
+	loading := true
+	cfg.Hooks.Loading = func() bool { return loading }
+	setAll := func(args ...string) string {
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		if _, err := cfg.SetPairs(b, true, nil); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	const refused = "LOADING Redis is loading the dataset in memory"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"loglevel", "debug"}, ""},
+		{[]string{"dir", "/tmp"}, refused},
+		{[]string{"APPENDONLY", "yes"}, refused},
+		{[]string{"repl-diskless-load", "swapdb"}, refused},
+		{[]string{"maxmemory-policy", "bogus", "dir", "/tmp"}, refused},
+		{[]string{"dir", "/tmp", "nosuch", "x"}, refused},
+		{[]string{"nosuch", "x", "dir", "/tmp"}, "Unknown option or number of arguments for CONFIG SET - 'nosuch'"},
+	} {
+		if got := setAll(c.args...); got != c.want {
+			t.Errorf("CONFIG SET %v while loading: %q, want %q", c.args, got, c.want)
+		}
+	}
+	loading = false
+	if got := setAll("repl-diskless-load", "swapdb"); got != "" {
+		t.Errorf("after loading: %q", got)
+	}
+}

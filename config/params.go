@@ -47,6 +47,7 @@ type param struct {
 	enumVals  []int // values of enum (nil: the index); bitflags when multiArg
 	immutable bool  // cannot be changed with CONFIG SET
 	protected bool  // CONFIG SET only when enable-protected-configs allows it
+	noLoading bool  // CONFIG SET refused while loading (Redis's DENY_LOADING_CONFIG)
 	hidden    bool  // not matched by CONFIG GET patterns
 	multiArg  bool  // the value is a list of words
 	keepEmpty bool  // a string whose empty value is a value (Redis's ALLOW_EMPTY_STRING with an empty default)
@@ -116,6 +117,7 @@ func (p *param) shown(fn func(*Config) string) *param                  { p.show 
 func (p *param) vals(v ...int) *param                                  { p.enumVals = v; return p }
 func (p *param) multi() *param                                         { p.multiArg = true; return p }
 func (p *param) prot() *param                                          { p.protected = true; return p }
+func (p *param) denyLoading() *param                                   { p.noLoading = true; return p }
 func (p *param) after(h *laterHook) *param                             { p.later = h; return p }
 func (p *param) emptyOK() *param                                       { p.keepEmpty = true; return p }
 func atom(f func(c *Config) *atomic.Int64) func(*Config, string) error { return intApply(f) }
@@ -176,7 +178,7 @@ var params = []*param{
 	}),
 	boolP("syslog-enabled", "no", true),
 	boolP("cluster-enabled", "no", true),
-	boolP("appendonly", "no", false).onSet(func(cfg *Config, v string) error {
+	boolP("appendonly", "no", false).denyLoading().onSet(func(cfg *Config, v string) error {
 		if cfg.Hooks.Appendonly != nil {
 			return cfg.Hooks.Appendonly(v == "yes")
 		}
@@ -249,7 +251,7 @@ var params = []*param{
 	// Enum configs.
 	enumP("supervised", "no", "upstart", "systemd", "auto", "no").imm(),
 	enumP("syslog-facility", "local0", "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7").imm(),
-	enumP("repl-diskless-load", "disabled", "disabled", "on-empty-db", "swapdb"),
+	enumP("repl-diskless-load", "disabled", "disabled", "on-empty-db", "swapdb").denyLoading(),
 	enumP("loglevel", "notice", "debug", "verbose", "notice", "warning"),
 	enumP("maxmemory-policy", "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction").onSet(func(cfg *Config, v string) error {
 		cfg.MaxmemoryPolicy.Store(&v)
@@ -420,7 +422,7 @@ var params = []*param{
 	strP("tls-ciphersuites", "", false).after(tlsConfigHook),
 
 	// Special configs.
-	{name: "dir", kind: pSpecial, def: "", protected: true, apply: applyDir, show: func(*Config) string { d, _ := os.Getwd(); return d }},
+	{name: "dir", kind: pSpecial, def: "", protected: true, noLoading: true, apply: applyDir, show: func(*Config) string { d, _ := os.Getwd(); return d }},
 	// Sluice keeps data in memory only unless save points are given
 	// (redis-server's default is "3600 1 300 100 60 10000").
 	{name: "save", kind: pSpecial, def: "", multiArg: true, apply: applySave, show: showNumbers("save", true)},

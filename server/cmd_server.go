@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicedb/sluice/config"
 	"github.com/sluicedb/sluice/monitor"
 	"github.com/sluicedb/sluice/resp"
 )
@@ -105,6 +106,10 @@ func configSetCommand(c *Client, args [][]byte) {
 	names, err := cfg.SetPairs(args[2:], c.allowProtected(cfg.Get("enable-protected-configs")), func(name string) {
 		c.srv.Warnf("Failed applying new configuration. Possibly related to new %s setting. Restoring previous settings.", name)
 	})
+	if err == config.ErrLoading {
+		c.w.Error(err.Error())
+		return
+	}
 	if err != nil {
 		c.w.Error("ERR " + err.Error())
 		return

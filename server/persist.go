@@ -83,6 +83,7 @@ func (s *Server) wirePersistence() {
 		}
 	}
 	s.cfg.Hooks.Appendonly = s.setAppendOnly
+	s.cfg.Hooks.Loading = func() bool { return s.loading.On.Load() || s.repl.loading.Load() == loadingSync }
 }
 
 // fatalExit stops the process when it cannot keep its promises (an AOF
