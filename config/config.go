@@ -82,6 +82,13 @@ type Config struct {
 	// event-loops; 0: one per CPU), -1 after ServeOnGoroutines.
 	LoopsWanted int
 
+	// Renames are the rename-command directives read at start-up, in
+	// order: a command's name and the name it takes ("" removes it).
+	Renames [][2]string
+	commands *acl.Commands
+	renamed  map[string]bool // names the renames gave (valid so far)
+	removed  map[string]bool // the table's names renamed away
+
 	// Hooks reach the running server; the server sets them.
 	Hooks Hooks
 
@@ -143,7 +150,7 @@ func (cfg *Config) File() string { return cfg.file }
 // New returns the default configuration. cmds is the command table as
 // ACL rules see it (for the "user" directive and the ACL store).
 func New(cmds *acl.Commands) *Config {
-	cfg := &Config{vals: map[string]string{}}
+	cfg := &Config{vals: map[string]string{}, commands: cmds}
 	cfg.ACL = acl.NewStore(cmds, func() bool {
 		// Read directly: Get would make an initialization cycle through
 		// requirepass's setter.
@@ -246,5 +253,38 @@ func (cfg *Config) store(p *param, norm string) error {
 	cfg.mu.Lock()
 	cfg.vals[p.name] = norm
 	cfg.mu.Unlock()
+	return nil
+}
+
+// renameCommand reads "rename-command name newname" as Redis does: name
+// must be a command under the names given so far, and newname ("": the
+// command goes) must not be one.
+func (cfg *Config) renameCommand(from, to string) error {
+	from, to = strings.ToLower(from), strings.ToLower(to)
+	if cfg.renamed == nil {
+		cfg.renamed, cfg.removed = map[string]bool{}, map[string]bool{}
+	}
+	exists := func(name string) bool {
+		if cfg.renamed[name] {
+			return true
+		}
+		c := cfg.commands.Lookup(name)
+		return c != nil && !strings.Contains(c.Name, "|") && !cfg.removed[name]
+	}
+	if !exists(from) {
+		return errors.New("No such command in rename-command")
+	}
+	if cfg.renamed[from] {
+		delete(cfg.renamed, from)
+	} else {
+		cfg.removed[from] = true
+	}
+	if to != "" {
+		if exists(to) {
+			return errors.New("Target command name already exists")
+		}
+		cfg.renamed[to] = true
+	}
+	cfg.Renames = append(cfg.Renames, [2]string{from, to})
 	return nil
 }

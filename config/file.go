@@ -177,7 +177,7 @@ func (cfg *Config) applyDirective(args []string) error {
 		cfg.LoopsWanted = n
 		return nil
 	case name == "rename-command" && len(vals) == 2:
-		return errors.New("rename-command is not supported by Sluice")
+		return cfg.renameCommand(vals[0], vals[1])
 	case name == "user" && len(vals) >= 1:
 		return cfg.ACL.AddConfigUser(vals)
 	case name == "loadmodule" && len(vals) >= 1:

@@ -163,7 +163,7 @@ func (c *Client) aclScriptDenied(caller *Client, cmd *Command, args [][]byte) st
 // aclCheckCmd is redis.acl_check_cmd: whether the script's caller may run
 // args; ok is false when the command does not exist.
 func (c *Client) aclCheckCmd(caller *Client, args [][]byte) (allowed, ok bool) {
-	cmd := lookupCommand(args[0])
+	cmd := c.srv.lookupCommand(args[0])
 	if cmd != nil && cmd.sub != nil && len(args) >= 2 {
 		cmd = cmd.lookupSub(args[1])
 	}
@@ -464,7 +464,7 @@ func aclDryrunCommand(c *Client, args [][]byte) {
 		return
 	}
 	cargs := args[3:]
-	cmd := lookupCommand(cargs[0])
+	cmd := c.srv.lookupCommand(cargs[0])
 	if cmd != nil && cmd.sub != nil && len(cargs) >= 2 {
 		cmd = cmd.lookupSub(cargs[1])
 	}

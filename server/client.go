@@ -335,8 +335,8 @@ func (c *Client) exec(args [][]byte) {
 func (c *Client) dispatch(args [][]byte) {
 	srv := c.srv
 	cmd := c.lastCmdLookup
-	if cmd == nil || !nameIs(args[0], cmd.Name) {
-		cmd = lookupCommand(args[0])
+	if cmd == nil || !nameIs(args[0], cmd.Name) || srv.cmds != nil {
+		cmd = srv.lookupCommand(args[0])
 		if cmd != nil {
 			c.lastCmdLookup = cmd
 		}

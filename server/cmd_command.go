@@ -111,7 +111,7 @@ func commandGetkeysandflagsCommand(c *Client, args [][]byte) { commandGetKeys(c,
 // commandGetKeys is Redis's getKeysSubcommandImpl.
 func commandGetKeys(c *Client, args [][]byte, withFlags bool) {
 	cargs := args[2:]
-	cmd := lookupCommand(cargs[0])
+	cmd := c.srv.lookupCommand(cargs[0])
 	if cmd != nil && cmd.sub != nil && len(cargs) >= 2 {
 		cmd = cmd.lookupSub(cargs[1])
 	}

@@ -70,6 +70,34 @@ func lookupCommand(name []byte) *Command {
 	return commands[string(tmp[:len(name)])]
 }
 
+// lookupCommand finds a command by the name clients use for it: with
+// rename-command, in the server's own table.
+func (s *Server) lookupCommand(name []byte) *Command {
+	if s.cmds == nil {
+		return lookupCommand(name)
+	}
+	return s.cmds[strings.ToLower(string(name))]
+}
+
+// applyRenames builds the server's table from rename-command's
+// directives (config checked them as it read them).
+func (s *Server) applyRenames(renames [][2]string) {
+	if len(renames) == 0 {
+		return
+	}
+	s.cmds = make(map[string]*Command, len(commands))
+	for name, c := range commands {
+		s.cmds[name] = c
+	}
+	for _, r := range renames {
+		c := s.cmds[r[0]]
+		delete(s.cmds, r[0])
+		if r[1] != "" && c != nil {
+			s.cmds[r[1]] = c
+		}
+	}
+}
+
 // nameIs reports whether name, in any case, is lower (a lower-case
 // command name).
 func nameIs(name []byte, lower string) bool {

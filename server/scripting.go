@@ -100,7 +100,7 @@ func (st *scriptingState) Call(argv [][]byte, proto int) []byte {
 	pc := run.pc
 	pc.w.Buf = pc.w.Buf[:0]
 	pc.w.Proto = proto
-	cmd := lookupCommand(argv[0])
+	cmd := pc.srv.lookupCommand(argv[0])
 	if cmd != nil && cmd.sub != nil {
 		if len(argv) >= 2 {
 			cmd = cmd.lookupSub(argv[1])

@@ -32,6 +32,10 @@ const SluiceVersion = "0.1.0"
 // Server is a Sluice server: configuration, keyspace, clients and the
 // drivers that move their bytes.
 type Server struct {
+	// cmds is the command table under rename-command's names, nil
+	// without renames (the shared table then).
+	cmds map[string]*Command
+
 	cfg            *Config
 	ks             *store.Keyspace
 	log            *log.Logger
@@ -159,6 +163,7 @@ func New(cfg *Config) *Server {
 		runID:   randomHex(40),
 	}
 	s.SetLogWriter(os.Stderr)
+	s.applyRenames(cfg.Renames)
 	cfg.Hooks.Listen = s.applyListen
 	s.spinFor, _ = spinFromEnv() // sluice-server: SpinWhenBusy
 	s.ks = store.New(dbs, nloops+1)
