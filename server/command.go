@@ -79,6 +79,18 @@ func (s *Server) lookupCommand(name []byte) *Command {
 	return s.cmds[strings.ToLower(string(name))]
 }
 
+// lookupCommandOrOriginal is lookupCommand for the streams the server
+// writes and reads itself (the AOF, a master's stream to its replicas):
+// a client's commands go there under the names the client gave, the
+// server's own (DEL of an expired key, SELECT, MULTI) under the commands'
+// own names, as Redis's lookupCommandOrOriginal finds both.
+func (s *Server) lookupCommandOrOriginal(name []byte) *Command {
+	if c := s.lookupCommand(name); c != nil || s.cmds == nil {
+		return c
+	}
+	return lookupCommand(name)
+}
+
 // applyRenames builds the server's table from rename-command's
 // directives (config checked them as it read them).
 func (s *Server) applyRenames(renames [][2]string) {

@@ -349,7 +349,7 @@ func (rp *aofReplayer) yield() {
 }
 
 func (rp *aofReplayer) Known(args [][]byte) bool {
-	cmd := lookupCommand(args[0])
+	cmd := rp.s.lookupCommandOrOriginal(args[0])
 	if cmd == nil {
 		return false
 	}
@@ -360,7 +360,7 @@ func (rp *aofReplayer) Known(args [][]byte) bool {
 }
 
 func (rp *aofReplayer) Exec(args [][]byte) {
-	cmd := lookupCommand(args[0])
+	cmd := rp.s.lookupCommandOrOriginal(args[0])
 	if cmd.sub != nil && len(args) >= 2 {
 		cmd = cmd.lookupSub(args[1])
 	}

@@ -15,13 +15,21 @@ import (
 func TestRenameCommandVsRedis(t *testing.T) {
 	args := []string{"--rename-command", "flushdb", "badger", "--rename-command", "keys", "",
 		"--rename-command", "SET", "put", "--rename-command", "put", "store"}
-	raddr := redistest.StartRedis(t, args...)
+	// With an AOF, which holds the commands under the names the clients
+	// gave, and DEBUG LOADAOF to read it back.
+	aof := []string{"--appendonly", "yes", "--enable-debug-command", "yes", "--dir"}
+	raddr := redistest.StartRedis(t, append(append(args, aof...), t.TempDir())...)
+	sdir := t.TempDir()
+	t.Chdir(sdir)
 	cfg := server.NewConfig()
-	if err := cfg.ApplyArgs(append([]string{"--port", "0", "--bind", "127.0.0.1"}, args...)); err != nil {
+	if err := cfg.ApplyArgs(append(append([]string{"--port", "0", "--bind", "127.0.0.1"}, append(args, aof...)...), sdir)); err != nil {
 		t.Fatal(err)
 	}
 	srv := server.New(cfg)
 	srv.SetLogger(nil)
+	if err := srv.LoadDataFile(); err != nil {
+		t.Fatal(err)
+	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +46,8 @@ func TestRenameCommandVsRedis(t *testing.T) {
 			{"EVAL", "return redis.call('store', 'x', 1)", "0"},
 			{"COMMAND", "GETKEYS", "store", "x", "1"},
 			{"badger"}, {"DBSIZE"},
+			{"store", "k1", "v1"}, {"MULTI"}, {"store", "k2", "v2"}, {"EXEC"}, {"badger"}, {"store", "k3", "v3"},
+			{"DEBUG", "LOADAOF"}, {"DBSIZE"}, {"GET", "k3"},
 		} {
 			r, err := c.Do(cmd...)
 			if err != nil {

@@ -354,7 +354,7 @@ func (h *linkHost) Apply(args [][]byte) bool {
 		return false
 	}
 	mc.lastIO.Store(time.Now().UnixMilli())
-	cmd := lookupCommand(args[0])
+	cmd := mc.srv.lookupCommandOrOriginal(args[0])
 	switch {
 	case cmd == nil:
 		mc.w.Error(unknownCommand(args))

@@ -417,7 +417,7 @@ func replconfCommand(c *Client, args [][]byte) {
 // stream: a command that replies drops it (Redis's "Replica generated a
 // reply").
 func (c *Client) replicaExec(args [][]byte) {
-	cmd := lookupCommand(args[0])
+	cmd := c.srv.lookupCommandOrOriginal(args[0])
 	if cmd != nil && cmd.sub != nil && len(args) >= 2 {
 		if sub := cmd.lookupSub(args[1]); sub != nil {
 			cmd = sub
