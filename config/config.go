@@ -84,7 +84,7 @@ type Config struct {
 
 	// Renames are the rename-command directives read at start-up, in
 	// order: a command's name and the name it takes ("" removes it).
-	Renames [][2]string
+	Renames  [][2]string
 	commands *acl.Commands
 	renamed  map[string]bool // names the renames gave (valid so far)
 	removed  map[string]bool // the table's names renamed away

@@ -116,7 +116,7 @@ func (cfg *Config) ApplyArgs(argv []string) error {
 			}
 			continue
 		}
-		sb.WriteString(reprArg(a))
+		sb.WriteString(sdsargs.Repr(a))
 		sb.WriteByte(' ')
 		haveArg = true
 	}

@@ -35,9 +35,9 @@ func TestRewriteFormats(t *testing.T) {
 		{"\x00\x01\x1f\x7f\x80\xff", `"\x00\x01\x1f\x7f\x80\xff"`},
 		{"{title} ~", `"{title} ~"`},
 	} {
-		got := reprArg(tc.in)
+		got := sdsargs.Repr(tc.in)
 		if got != tc.want {
-			t.Errorf("reprArg(%q) = %s, want %s", tc.in, got, tc.want)
+			t.Errorf("Repr(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 		if back, ok := sdsargs.Split(got); !ok || len(back) != 1 || back[0] != tc.in {
 			t.Errorf("%s reads back as %q", got, back)

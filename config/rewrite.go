@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/sluicedb/sluice/internal/sdsargs"
 )
 
 // CONFIG REWRITE, as Redis 7.0's rewriteConfig: the old file's lines are
@@ -170,7 +172,7 @@ func (cfg *Config) rewriteParam(st *rewriteState, p *param) {
 			st.processed[name] = true
 			return
 		}
-		st.line(name, name+" "+reprArg(wd), true)
+		st.line(name, name+" "+sdsargs.Repr(wd), true)
 	case "save":
 		// Always written: one line per save point, or save "" for none.
 		pts := SplitList(cur)
@@ -197,7 +199,7 @@ func (cfg *Config) rewriteParam(st *rewriteState, p *param) {
 			st.line(name, fmt.Sprintf("%s %s %s %s %d", name, c.class, formatMemory(uint64(c.hard)), formatMemory(uint64(c.soft)), c.s), force)
 		}
 	case "notify-keyspace-events":
-		st.line(name, name+" "+reprArg(cur), cfg.NotifyFlags.Load() != 0)
+		st.line(name, name+" "+sdsargs.Repr(cur), cfg.NotifyFlags.Load() != 0)
 	case "bind":
 		// The default ("* -::*") is left out, its lines blanked, even by
 		// DEBUG CONFIG-REWRITE-FORCE-ALL, as Redis does.
@@ -240,7 +242,7 @@ func (cfg *Config) rewriteParam(st *rewriteState, p *param) {
 				st.processed[name] = true
 				return
 			}
-			st.line(name, name+" "+reprArg(cur), cur != def)
+			st.line(name, name+" "+sdsargs.Repr(cur), cur != def)
 		case pInt, pMemory:
 			st.line(name, name+" "+p.rewriteNumber(cur), cur != def)
 		default: // pBool, pEnum, oom-score-adj-values
@@ -290,38 +292,6 @@ func (cfg *Config) rewriteUsers(st *rewriteState) {
 		}
 	}
 	st.processed["user"] = true
-}
-
-// reprArg quotes s as Redis's sdscatrepr does, so that the config file
-// reads it back unchanged.
-func reprArg(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c < 0x20 || c > 0x7e {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // overwriteFile is rewriteConfigOverwriteFile: the content goes to a

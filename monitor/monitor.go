@@ -14,6 +14,8 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+
+	"github.com/sluicedb/sluice/internal/sdsargs"
 )
 
 // AppendLine appends to b the line for the command args run at now in
@@ -40,7 +42,7 @@ func AppendLine(b []byte, now time.Time, dbi int, source string, args [][]byte) 
 		if redact(i) {
 			a = []byte("(redacted)")
 		}
-		b = AppendRepr(b, a)
+		b = sdsargs.AppendRepr(b, a)
 	}
 	return append(b, "\r\n"...)
 }
@@ -123,33 +125,4 @@ func Redacted(args [][]byte) func(i int) bool {
 		}
 		return false
 	}
-}
-
-// AppendRepr appends s quoted and escaped as Redis's sdscatrepr.
-func AppendRepr(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, ch := range s {
-		switch ch {
-		case '\\', '"':
-			b = append(b, '\\', ch)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch < 0x7f {
-				b = append(b, ch)
-			} else {
-				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(b, '"')
 }

@@ -80,7 +80,7 @@ func (m *Manifest) String() string {
 	line := func(fi FileInfo) {
 		name := fi.Name
 		if needsRepr(name) {
-			name = repr(name)
+			name = sdsargs.Repr(name)
 		}
 		fmt.Fprintf(&b, "file %s seq %d type %c\n", name, fi.Seq, fi.Type)
 	}
@@ -347,36 +347,4 @@ func needsRepr(s string) bool {
 		}
 	}
 	return false
-}
-
-// repr is Redis's sdscatrepr: a double-quoted string with escapes.
-func repr(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if isPrint(c) {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

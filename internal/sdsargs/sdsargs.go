@@ -1,6 +1,7 @@
 // Package sdsargs splits a line into words as Redis's sdssplitargs does:
 // the syntax of redis.conf lines, of ACL selectors and of a function
-// library's shebang line.
+// library's shebang line; and quotes a string as sdscatrepr does, the
+// form those lines (and MONITOR) read back.
 package sdsargs
 
 import "strconv"
@@ -100,3 +101,37 @@ func Split(line string) ([]string, bool) {
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
+
+// AppendRepr appends s double-quoted as Redis's sdscatrepr writes it:
+// \\ \" \n \r \t \a \b escaped, other bytes outside printable ASCII as
+// \xHH. Split reads it back as s.
+func AppendRepr(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, ch := range s {
+		switch ch {
+		case '\\', '"':
+			b = append(b, '\\', ch)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\a':
+			b = append(b, '\\', 'a')
+		case '\b':
+			b = append(b, '\\', 'b')
+		default:
+			if ch >= 0x20 && ch < 0x7f {
+				b = append(b, ch)
+			} else {
+				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
+			}
+		}
+	}
+	return append(b, '"')
+}
+
+// Repr is AppendRepr for a string.
+func Repr(s string) string { return string(AppendRepr(nil, []byte(s))) }

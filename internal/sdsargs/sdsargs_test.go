@@ -28,3 +28,22 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+// Repr writes what redis-server's sdscatrepr wrote for these strings, and
+// Split reads it back unchanged.
+func TestRepr(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", `""`},
+		{"plain words", `"plain words"`},
+		{"a\x00b\n\"\\\t\r\a\b\x7f\xff~ ", `"a\x00b\n\"\\\t\r\a\b\x7f\xff~ "`},
+	} {
+		got := Repr(c.in)
+		if got != c.want {
+			t.Errorf("Repr(%q) = %s, want %s", c.in, got, c.want)
+		}
+		back, ok := Split(got)
+		if !ok || len(back) != 1 || back[0] != c.in {
+			t.Errorf("Split(%s) = %q, %v", got, back, ok)
+		}
+	}
+}
