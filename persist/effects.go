@@ -16,8 +16,8 @@ import (
 // absolute ones (PEXPIREAT, SET ... PXAT, RESTORE ... ABSTTL) and a key
 // they already expired becomes DEL (or UNLINK); SPOP becomes SREM of the
 // members it popped; INCRBYFLOAT and HINCRBYFLOAT become SET and HSET of
-// their result; blocking pops become their plain forms; MIGRATE becomes
-// the DEL of the keys it moved. The server decides what changed, and
+// their result; GETDEL becomes DEL (or UNLINK); blocking pops become their
+// plain forms; MIGRATE becomes the DEL of the keys it moved. The server decides what changed, and
 // feeds the result to the AOF (Engine.Feed) and its replicas.
 
 // Rewrite returns the commands that redo what the write name (with args)
@@ -61,6 +61,8 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 		return [][][]byte{args}
 	case "getset":
 		return [][][]byte{{[]byte("SET"), args[1], args[2]}}
+	case "getdel":
+		return [][][]byte{{delOrUnlink("lazyfree-lazy-user-del"), args[1]}}
 	case "set":
 		// With an expiry (EX, PX, EXAT or PXAT): SET key value PXAT ms,
 		// the other options dropped; with GET and no expiry: without GET
@@ -250,7 +252,7 @@ func Verbatim(name string, args [][]byte) bool {
 	switch name {
 	case "set":
 		return len(args) == 3
-	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset",
+	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset", "getdel",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
 		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
 		return false

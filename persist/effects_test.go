@@ -68,7 +68,7 @@ func TestRewrite(t *testing.T) {
 	cases := []struct {
 		cmd   string
 		reply string
-		lazy  bool // lazyfree-lazy-expire and lazyfree-lazy-server-del yes
+		lazy  bool // lazyfree-lazy-expire, -server-del and -user-del yes
 		want  string
 	}{
 		// Relative expiries as absolute ones; a key they expired as DEL.
@@ -81,6 +81,8 @@ func TestRewrite(t *testing.T) {
 		{cmd: "setex vol 10 v", want: "SET vol v PXAT " + t0},
 		{cmd: "psetex plain 10 v", want: "psetex plain 10 v"},
 		{cmd: "getset plain v2", want: "SET plain v2"},
+		{cmd: "getdel plain", reply: bulk("v"), want: "DEL plain"},
+		{cmd: "GETDEL plain", reply: bulk("v"), lazy: true, want: "UNLINK plain"},
 		{cmd: "set vol v EX 10", want: "SET vol v PXAT " + t0},
 		{cmd: "set vol v px 10 GET", want: "SET vol v PXAT " + t0},
 		{cmd: "set gone v EX 10", want: "DEL gone"},
