@@ -77,7 +77,10 @@ func (s *Server) signalSwapped(dbs ...*store.DB) {
 	b.mu.Unlock()
 	for _, rk := range keys {
 		for _, db := range dbs {
-			if rk.dbi == db.ID && db.Exists([]byte(rk.key)) {
+			// Present, even expired, as Redis's dictFind: the waiter's
+			// retry finds it expired and deletes it (a DEL after SWAPDB
+			// in the replication stream).
+			if rk.dbi == db.ID && db.PeekRaw([]byte(rk.key)) != nil {
 				s.signalKeyAsReady(db, []byte(rk.key))
 			}
 		}
@@ -116,8 +119,10 @@ func (s *Server) signalStreamsGone(db *store.DB) {
 // do.
 func (s *Server) signalStreamsSwapped(db, old *store.DB) {
 	for _, k := range s.waitedKeys(db) {
-		was := old.Peek([]byte(k))
-		now := db.Peek([]byte(k))
+		// Raw, as Redis's dictFind: looking up would expire keys here,
+		// their DELs reaching the replicas before the SWAPDB.
+		was := old.PeekRaw([]byte(k))
+		now := db.PeekRaw([]byte(k))
 		if was != nil && was.Kind() == store.KindStream && (now == nil || now.Kind() != store.KindStream) {
 			s.signalKeyAsReady(db, []byte(k))
 		}

@@ -1,0 +1,98 @@
+package server_test
+
+import (
+	"bufio"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/internal/redistest"
+)
+
+// replicationStream attaches to addr as Redis's tests do (SYNC, the RDB
+// payload skipped) and returns the reader of the commands that follow.
+func replicationStream(t *testing.T, addr string) *redistest.Conn {
+	t.Helper()
+	c := redistest.Dial(t, addr)
+	c.Write(redistest.Encode("SYNC"))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		line, err := c.R.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "$"); ok {
+			size, _ := strconv.Atoi(n)
+			if _, err := io.CopyN(io.Discard, c.R, int64(size)); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+	}
+}
+
+// streamUntil reads commands from a replication stream up to and
+// including "SET <marker> ...", as one line each.
+func streamUntil(t *testing.T, r *bufio.Reader, marker string) []string {
+	t.Helper()
+	var out []string
+	for {
+		line, err := redistest.ReadReply(r)
+		if err != nil {
+			t.Fatalf("stream after %q: %v", out, err)
+		}
+		out = append(out, line)
+		if strings.Contains(strings.ToLower(line), "$3\r\nset\r\n$"+strconv.Itoa(len(marker))+"\r\n"+marker+"\r\n") {
+			return out
+		}
+	}
+}
+
+// What reaches replicas, as Redis's replication-stream tests read it:
+// GETDEL as DEL, and a SWAPDB that wakes a client blocked on a key that
+// has expired meanwhile before the DEL of that key (the keys SWAPDB
+// signals are looked at without expiring them, as Redis's dictFind).
+func TestReplicationStreamVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t, "--enable-debug-command", "yes")
+	_, saddr := redistest.StartSluice(t, "enable-debug-command", "yes")
+	ms := regexp.MustCompile(`\$13\r\n\d{13}\r\n`)
+	run := func(addr string) []string {
+		stream := replicationStream(t, addr)
+		c := redistest.Dial(t, addr)
+		do := func(args ...string) {
+			if _, err := c.Do(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		do("FLUSHALL")
+		do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+		do("SET", "foo", "bar")
+		do("GETDEL", "foo")
+		do("GETDEL", "foo") // nothing deleted: nothing sent
+		do("SELECT", "1")
+		do("RPUSH", "k", "hello")
+		do("PEXPIRE", "k", "100")
+		b := redistest.Dial(t, addr)
+		b.Do("SELECT", "9")
+		b.Write(redistest.Encode("BRPOP", "k", "1"))
+		time.Sleep(200 * time.Millisecond)
+		do("SWAPDB", "1", "9")
+		b.SetReadDeadline(time.Now().Add(5 * time.Second))
+		redistest.ReadReply(b.R) // the timeout's nil
+		do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+		do("SET", "end", "x")
+		stream.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var out []string
+		for _, l := range streamUntil(t, stream.R, "end") {
+			out = append(out, ms.ReplaceAllString(l, "$$13\r\nMS\r\n"))
+		}
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if strings.Join(want, "") != strings.Join(got, "") {
+		t.Errorf("replication stream\nredis  %q\nsluice %q", want, got)
+	}
+}
