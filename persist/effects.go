@@ -17,7 +17,8 @@ import (
 // they already expired becomes DEL (or UNLINK); SPOP becomes SREM of the
 // members it popped; INCRBYFLOAT and HINCRBYFLOAT become SET and HSET of
 // their result; GETDEL becomes DEL (or UNLINK); blocking pops become their
-// plain forms; MIGRATE becomes the DEL of the keys it moved. The server decides what changed, and
+// plain forms, as LMPOP and ZMPOP are (LPOP/RPOP, ZPOPMIN/ZPOPMAX with the
+// count popped); MIGRATE becomes the DEL of the keys it moved. The server decides what changed, and
 // feeds the result to the AOF (Engine.Feed) and its replicas.
 
 // Rewrite returns the commands that redo what the write name (with args)
@@ -176,7 +177,7 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 			members = members[n:]
 		}
 		return ops
-	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush":
+	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush", "lmpop", "zmpop":
 		return BlockingAsPlain(name, args, reply)
 	case "eval", "evalsha", "fcall":
 		return nil
@@ -212,9 +213,15 @@ func BlockingAsPlain(name string, args [][]byte, reply []byte) [][][]byte {
 		}
 		return []byte("1")
 	}
+	// dirArg is the direction word (LEFT/RIGHT, MIN/MAX) after the keys:
+	// a if it is not b.
 	dirArg := func(a, b string) string {
-		for _, x := range args {
-			if eqArg(x, b) {
+		i := 1 // [B]LMPOP / [B]ZMPOP [timeout] numkeys key... where
+		if name == "blmpop" || name == "bzmpop" {
+			i = 2
+		}
+		if i < len(args) {
+			if n, err := strconv.Atoi(string(args[i])); err == nil && n >= 0 && i+1+n < len(args) && eqArg(args[i+1+n], b) {
 				return b
 			}
 		}
@@ -229,13 +236,13 @@ func BlockingAsPlain(name string, args [][]byte, reply []byte) [][][]byte {
 		return [][][]byte{{[]byte("ZPOPMIN"), key}}
 	case "bzpopmax":
 		return [][][]byte{{[]byte("ZPOPMAX"), key}}
-	case "blmpop":
+	case "blmpop", "lmpop":
 		cmd := "LPOP"
 		if dirArg("left", "right") == "right" {
 			cmd = "RPOP"
 		}
 		return [][][]byte{{[]byte(cmd), key, count()}}
-	case "bzmpop":
+	case "bzmpop", "zmpop":
 		cmd := "ZPOPMIN"
 		if dirArg("min", "max") == "max" {
 			cmd = "ZPOPMAX"
@@ -253,7 +260,7 @@ func Verbatim(name string, args [][]byte) bool {
 	case "set":
 		return len(args) == 3
 	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset", "getdel",
-		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "bzpopmin",
+		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "lmpop", "zmpop", "bzpopmin",
 		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
 		return false
 	}

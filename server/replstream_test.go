@@ -52,7 +52,7 @@ func streamUntil(t *testing.T, r *bufio.Reader, marker string) []string {
 }
 
 // What reaches replicas, as Redis's replication-stream tests read it:
-// GETDEL as DEL, and a SWAPDB that wakes a client blocked on a key that
+// GETDEL as DEL, LMPOP and ZMPOP as the pops they did, and a SWAPDB that wakes a client blocked on a key that
 // has expired meanwhile before the DEL of that key (the keys SWAPDB
 // signals are looked at without expiring them, as Redis's dictFind).
 func TestReplicationStreamVsRedis(t *testing.T) {
@@ -83,6 +83,10 @@ func TestReplicationStreamVsRedis(t *testing.T) {
 		b.SetReadDeadline(time.Now().Add(5 * time.Second))
 		redistest.ReadReply(b.R) // the timeout's nil
 		do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+		do("RPUSH", "l", "a", "b", "c")
+		do("LMPOP", "2", "nolist", "l", "RIGHT", "COUNT", "5")
+		do("ZADD", "z", "1", "m", "2", "n")
+		do("ZMPOP", "1", "z", "MAX")
 		do("SET", "end", "x")
 		stream.SetReadDeadline(time.Now().Add(10 * time.Second))
 		var out []string
