@@ -514,7 +514,9 @@ func ttlGeneric(c *Client, args [][]byte, ms, abs bool) {
 	}
 	ttl := exp
 	if !abs {
-		ttl = exp - c.srv.ks.Now()
+		// The clock, not ks.Now: Redis's mstime() even in a script, whose
+		// keys' expiry stands at its start.
+		ttl = exp - c.srv.ks.Clock().UnixMilli()
 	}
 	if ttl < 0 {
 		ttl = 0

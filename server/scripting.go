@@ -289,7 +289,10 @@ func (st *scriptingState) execute(c *Client, name string, eval, readOnly bool) {
 	st.running.Store(run)
 	st.busySince.Store(nanotime())
 	threshold := time.Duration(st.srv.cfg.BusyThreshold.Load()) * time.Millisecond
-	st.srv.whileHeld(c, threshold, st.eng.Run)
+	func() {
+		defer st.srv.ks.HoldNow()() // the script sees its keys' expiry as at its start
+		st.srv.whileHeld(c, threshold, st.eng.Run)
+	}()
 	st.busySince.Store(0)
 	st.mu.Lock()
 	st.running.Store(nil)

@@ -122,7 +122,23 @@ func (ks *Keyspace) Clock() *Clock { return &ks.clock }
 
 // Now is the keyspace's current time in unix milliseconds: the time key
 // expiry is measured against.
-func (ks *Keyspace) Now() int64 { return ks.clock.UnixMilli() }
+func (ks *Keyspace) Now() int64 {
+	if t := ks.heldNow.Load(); t != 0 {
+		return t
+	}
+	return ks.clock.UnixMilli()
+}
+
+// HoldNow makes Now read what it reads at the call until release: Redis
+// measures the expiry of the keys a script touches against the time the
+// script started, so a key that expires while the script runs stays for
+// the rest of it. The clock itself (TIME, stream IDs) goes on.
+func (ks *Keyspace) HoldNow() (release func()) {
+	if !ks.heldNow.CompareAndSwap(0, ks.clock.UnixMilli()) {
+		return func() {} // held already
+	}
+	return func() { ks.heldNow.Store(0) }
+}
 
 // lruClock is the wall clock in seconds, kept by a ticker so that reading
 // it on every access costs one atomic load, not a clock read.

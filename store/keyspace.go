@@ -78,6 +78,7 @@ type Keyspace struct {
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 	clock      Clock         // see Clock
+	heldNow    atomic.Int64  // Now while a script runs (HoldNow), 0 otherwise
 
 	// Point-in-time snapshots (snapshot.go): the running one, the epoch
 	// of the last cut (new entries are marked with it) and the oldest
