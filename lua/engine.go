@@ -29,7 +29,18 @@ type Host interface {
 	// ACLCheck is redis.acl_check_cmd: whether the script's caller may
 	// run argv; ok is false when argv names no command.
 	ACLCheck(argv [][]byte) (allowed, ok bool)
+	// SetRepl is redis.set_repl: where the script's writes from now on
+	// go, ReplAOF, ReplReplica, both (ReplAll, each run's start) or
+	// neither.
+	SetRepl(flags int)
 }
+
+// redis.set_repl's flags (redis.REPL_AOF, REPL_REPLICA, REPL_ALL).
+const (
+	ReplAOF     = 1
+	ReplReplica = 2
+	ReplAll     = ReplAOF | ReplReplica
+)
 
 // Flags are a script's or function's flags (the shebang's flags=...,
 // register_function's flags table).

@@ -16,6 +16,7 @@ func (h *noCommands) Call(argv [][]byte, proto int) []byte {
 }
 func (h *noCommands) Log(int, string)                      {}
 func (h *noCommands) ACLCheck([][]byte) (allowed, ok bool) { return false, false }
+func (h *noCommands) SetRepl(int)                          {}
 
 // TestEvalNoRecompile checks that a cached script is bound to the VM once
 // and reused by every run (EVALSHA compiles nothing).

@@ -26,6 +26,8 @@ type mapHost struct {
 	// errs counts the error replies the host gave (a server counts them
 	// in its error statistics).
 	errs int
+	// repl is what redis.set_repl last set.
+	repl []int
 }
 
 type hash struct {
@@ -266,6 +268,8 @@ func debugProtocol(w *resp.Writer, typ string) {
 		w.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
 }
+
+func (h *mapHost) SetRepl(flags int) { h.repl = append(h.repl, flags) }
 
 func (h *mapHost) Log(level int, msg string) {
 	h.logs = append(h.logs, strconv.Itoa(level)+" "+msg)

@@ -294,9 +294,10 @@ func (vm *machine) redisLib() *glua.LTable {
 			raiseRedisError(L, "redis.set_repl() requires two arguments.")
 		}
 		f := L.ToInt(1)
-		if f&^3 != 0 {
+		if f&^ReplAll != 0 {
 			raiseRedisError(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
 		}
+		vm.e.host.SetRepl(f)
 		return 0
 	})
 	set("replicate_commands", func(L *glua.LState) int { L.Push(glua.LTrue); return 1 })

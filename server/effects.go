@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/persist"
 	"github.com/sluicedb/sluice/resp"
 	"github.com/sluicedb/sluice/store"
@@ -74,16 +75,17 @@ func (s *Server) updateEffectsLocked() {
 func (s *Server) emitLocked(dbi int, args [][]byte, toAOF bool) {
 	fx := &s.fx
 	fx.buf = resp.AppendCommand(fx.buf[:0], args...)
-	s.emitRawLocked(dbi, fx.buf, toAOF)
+	s.emitRawLocked(dbi, fx.buf, toAOF, true)
 }
 
-// emitRawLocked is emitLocked for a command already encoded.
-func (s *Server) emitRawLocked(dbi int, cmd []byte, toAOF bool) {
+// emitRawLocked is emitLocked for a command already encoded, to the AOF
+// and, unless toRepl is false (a script's redis.set_repl), the replicas.
+func (s *Server) emitRawLocked(dbi int, cmd []byte, toAOF, toRepl bool) {
 	if toAOF {
 		s.pe.Feed(dbi, cmd)
 	}
 	r := &s.repl
-	if r.m.Backlog() != nil && r.flags.Load()&replReadOnly == 0 {
+	if toRepl && r.m.Backlog() != nil && r.flags.Load()&replReadOnly == 0 {
 		// A replica's stream is its master's, passed on as it is
 		// applied (replica.go): its own effects go to its AOF only.
 		r.selectLocked(dbi)
@@ -142,7 +144,8 @@ type replPending struct {
 
 type pendOp struct {
 	dbi, start, end int
-	noAOF           bool // replicas only (PUBLISH)
+	noAOF           bool // replicas only (PUBLISH, redis.set_repl)
+	noRepl          bool // the AOF only (redis.set_repl)
 }
 
 // replFeedDel feeds the removal of an expired or evicted key: UNLINK when
@@ -174,29 +177,34 @@ func (s *Server) flushPending(p *replPending, owner *Client) {
 	}
 	r := &s.repl
 	r.lock()
-	n := len(p.ops)
-	aofOps := 0
-	for _, op := range p.ops {
+	aofOps, replOps := 0, 0
+	first := -1 // the first op the replicas get
+	for i, op := range p.ops {
 		if !op.noAOF {
 			aofOps++
 		}
-	}
-	if n > 1 {
-		// MULTI/EXEC go to the AOF only around more than one of its own
-		// commands, as Redis wraps what each target gets.
-		s.emitLocked(p.ops[0].dbi, multiArgs, false)
-		if aofOps > 1 {
-			s.pe.Feed(p.ops[0].dbi, multiRESP)
+		if !op.noRepl {
+			if replOps++; first < 0 {
+				first = i
+			}
 		}
+	}
+	// MULTI/EXEC go to each target only around more than one of its own
+	// commands, as Redis wraps what each target gets.
+	if replOps > 1 {
+		s.emitLocked(p.ops[first].dbi, multiArgs, false)
+	}
+	if aofOps > 1 {
+		s.pe.Feed(p.ops[0].dbi, multiRESP)
 	}
 	for _, op := range p.ops {
-		s.emitRawLocked(op.dbi, p.buf[op.start:op.end], !op.noAOF)
+		s.emitRawLocked(op.dbi, p.buf[op.start:op.end], !op.noAOF, !op.noRepl)
 	}
-	if n > 1 {
+	if replOps > 1 {
 		s.emitLocked(-1, execArgs, false)
-		if aofOps > 1 {
-			s.pe.Feed(-1, execRESP)
-		}
+	}
+	if aofOps > 1 {
+		s.pe.Feed(-1, execRESP)
 	}
 	owner.woff = r.offsetLocked()
 	r.unlock()
@@ -210,6 +218,15 @@ var (
 )
 
 func (c *Client) pend(dbi int, ops [][][]byte, toAOF bool) {
+	toRepl := true
+	if c.fromScript {
+		// redis.set_repl: which targets the script's writes go to now.
+		m := c.srv.lua.run.repl
+		toAOF, toRepl = toAOF && m&lua.ReplAOF != 0, m&lua.ReplReplica != 0
+		if !toAOF && !toRepl {
+			return
+		}
+	}
 	if c.rpend == nil {
 		c.rpend = &replPending{}
 	}
@@ -217,7 +234,7 @@ func (c *Client) pend(dbi int, ops [][][]byte, toAOF bool) {
 	for _, op := range ops {
 		start := len(p.buf)
 		p.buf = resp.AppendCommand(p.buf, op...)
-		p.ops = append(p.ops, pendOp{dbi: dbi, start: start, end: len(p.buf), noAOF: !toAOF})
+		p.ops = append(p.ops, pendOp{dbi: dbi, start: start, end: len(p.buf), noAOF: !toAOF, noRepl: !toRepl})
 	}
 }
 
@@ -269,7 +286,7 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 					}
 					start := len(c.rpend.buf)
 					c.rpend.buf = append(c.rpend.buf, p.buf[op.start:op.end]...)
-					c.rpend.ops = append(c.rpend.ops, pendOp{dbi: op.dbi, start: start, end: len(c.rpend.buf), noAOF: op.noAOF})
+					c.rpend.ops = append(c.rpend.ops, pendOp{dbi: op.dbi, start: start, end: len(c.rpend.buf), noAOF: op.noAOF, noRepl: op.noRepl})
 				}
 				p.ops, p.buf = p.ops[:0], p.buf[:0]
 			} else {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/internal/redistest"
+	"github.com/sluicedb/sluice/server"
 )
 
 // replicationStream attaches to addr as Redis's tests do (SYNC, the RDB
@@ -98,5 +99,62 @@ func TestReplicationStreamVsRedis(t *testing.T) {
 	want, got := run(raddr), run(saddr)
 	if strings.Join(want, "") != strings.Join(got, "") {
 		t.Errorf("replication stream\nredis  %q\nsluice %q", want, got)
+	}
+}
+
+// redis.set_repl: a script's writes go to the replicas, the AOF, both or
+// neither as it says (Redis's "Test selective replication of certain Redis
+// commands from Lua"): the replicas get a and d, the AOF a, c and d.
+func TestScriptSetReplVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t, "--appendonly", "yes", "--enable-debug-command", "yes", "--dir", t.TempDir())
+	sdir := t.TempDir()
+	t.Chdir(sdir)
+	cfg := server.NewConfig()
+	for _, kv := range [][2]string{{"port", "0"}, {"bind", "127.0.0.1"}, {"dir", sdir}, {"appendonly", "yes"}, {"enable-debug-command", "yes"}} {
+		if err := cfg.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := server.New(cfg)
+	srv.SetLogger(nil)
+	if err := srv.LoadDataFile(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	saddr := srv.Addrs()[0].String()
+	script := `redis.call('set','a','1')
+redis.set_repl(redis.REPL_NONE)
+redis.call('set','b','2')
+redis.set_repl(redis.REPL_AOF)
+redis.call('set','c','3')
+redis.set_repl(redis.REPL_ALL)
+redis.call('set','d','4')`
+	run := func(addr string) []string {
+		stream := replicationStream(t, addr)
+		c := redistest.Dial(t, addr)
+		var out []string
+		do := func(args ...string) {
+			r, err := c.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		do("EVAL", script, "0")
+		do("EVAL", "redis.set_repl(redis.REPL_NONE) redis.call('set','e','5') redis.call('set','f','6')", "0")
+		do("EVAL", "redis.set_repl(42)", "0")
+		do("SET", "end", "x")
+		stream.SetReadDeadline(time.Now().Add(10 * time.Second))
+		out = append(out, streamUntil(t, stream.R, "end")...)
+		do("DEBUG", "LOADAOF")
+		do("MGET", "a", "b", "c", "d", "e", "f")
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if strings.Join(want, "") != strings.Join(got, "") {
+		t.Errorf("replies and replication stream\nredis  %q\nsluice %q", want, got)
 	}
 }

@@ -66,6 +66,7 @@ type scriptRun struct {
 	// allow-cross-slot-keys).
 	clSlot    int
 	crossSlot bool
+	repl      int // redis.set_repl: where the script's writes go (lua.ReplAll at its start)
 }
 
 // scriptingState is the server's scripting state (the Server embeds it):
@@ -171,6 +172,10 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 }
 
 // Log writes a redis.log line.
+// SetRepl is redis.set_repl (lua.Host): the running script's later
+// writes go to the AOF, the replicas, both or neither (Client.pend).
+func (st *scriptingState) SetRepl(flags int) { st.run.repl = flags }
+
 func (st *scriptingState) Log(level int, msg string) {
 	st.srv.LogAt(level-lua.LogDebug+LogDebug, "%s", msg)
 }
@@ -285,6 +290,7 @@ func (st *scriptingState) execute(c *Client, name string, eval, readOnly bool) {
 	pc.dbi = c.dbi
 	run := &st.run
 	run.caller, run.pc, run.name, run.eval, run.readOnly, run.wrote = c, pc, name, eval, readOnly, false
+	run.repl = lua.ReplAll
 	st.cur = run
 	st.running.Store(run)
 	st.busySince.Store(nanotime())
