@@ -179,10 +179,114 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 		return ops
 	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush", "lmpop", "zmpop":
 		return BlockingAsPlain(name, args, reply)
+	case "xreadgroup":
+		return xreadgroupEffects(db, args, reply)
 	case "eval", "evalsha", "fcall":
 		return nil
 	}
 	return [][][]byte{args}
+}
+
+// xreadgroupEffects is what XREADGROUP did, as Redis propagates it
+// (streamPropagateXCLAIM, streamPropagateGroupID): each entry newly
+// delivered to the consumer as XCLAIM key group consumer 0 id TIME ms
+// RETRYCOUNT n FORCE JUSTID LASTID id, from the group's pending entry;
+// with NOACK, the group's new last ID as XGROUP SETID ... ENTRIESREAD.
+// Reads of a consumer's history, and reads that delivered nothing, emit
+// nothing: XREADGROUP itself never reaches the AOF or the replicas.
+func xreadgroupEffects(db *store.DB, args [][]byte, reply []byte) [][][]byte {
+	var group []byte
+	noack, streams := false, -1
+	for i := 1; i < len(args) && streams < 0; i++ {
+		switch {
+		case eqArg(args[i], "group") && i+2 < len(args):
+			group = args[i+1]
+			i += 2
+		case eqArg(args[i], "count") || eqArg(args[i], "block"):
+			i++
+		case eqArg(args[i], "noack"):
+			noack = true
+		case eqArg(args[i], "streams"):
+			streams = i + 1
+		}
+	}
+	if group == nil || streams < 0 {
+		return nil
+	}
+	n := (len(args) - streams) / 2
+	v, ok := parseReply(reply)
+	arr, isArr := v.([]any)
+	if !ok || !isArr {
+		return nil
+	}
+	// The reply: [[key, entries]...], or a map key -> entries in RESP3.
+	var keys [][]byte
+	var entries [][]any
+	if len(reply) > 0 && reply[0] == '%' {
+		for i := 0; i+1 < len(arr); i += 2 {
+			k, _ := arr[i].([]byte)
+			e, _ := arr[i+1].([]any)
+			keys, entries = append(keys, k), append(entries, e)
+		}
+	} else {
+		for _, x := range arr {
+			if p, _ := x.([]any); len(p) == 2 {
+				k, _ := p[0].([]byte)
+				e, _ := p[1].([]any)
+				keys, entries = append(keys, k), append(entries, e)
+			}
+		}
+	}
+	ms := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+	fmtID := func(id store.StreamID) []byte {
+		b := strconv.AppendUint(nil, id.Ms, 10)
+		b = append(b, '-')
+		return strconv.AppendUint(b, id.Seq, 10)
+	}
+	var ops [][][]byte
+	for i, key := range keys {
+		var idArg []byte
+		for j := 0; j < n; j++ {
+			if bytes.Equal(args[streams+j], key) {
+				idArg = args[streams+n+j]
+				break
+			}
+		}
+		if len(idArg) != 1 || idArg[0] != '>' || len(entries[i]) == 0 {
+			continue
+		}
+		e := db.PeekRaw(key)
+		if e == nil || e.Kind() != store.KindStream {
+			continue
+		}
+		g := e.AsStream().Group(group)
+		if g == nil {
+			continue
+		}
+		if noack {
+			ops = append(ops, [][]byte{[]byte("XGROUP"), []byte("SETID"), key, group, fmtID(g.LastID), []byte("ENTRIESREAD"), ms(g.EntriesRead)})
+			continue
+		}
+		for _, x := range entries[i] {
+			p, _ := x.([]any)
+			if len(p) == 0 {
+				continue
+			}
+			idb, _ := p[0].([]byte)
+			id, ok := store.ParseStreamID(idb, 0, true, nil)
+			if !ok {
+				continue
+			}
+			nk := g.Pending(id)
+			if nk == nil || nk.Consumer == nil {
+				continue
+			}
+			ops = append(ops, [][]byte{[]byte("XCLAIM"), key, group, []byte(nk.Consumer.Name), []byte("0"), idb,
+				[]byte("TIME"), ms(nk.DeliveryTime), []byte("RETRYCOUNT"), strconv.AppendUint(nil, nk.DeliveryCount, 10),
+				[]byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), idb})
+		}
+	}
+	return ops
 }
 
 // BlockingAsPlain is a blocking pop (name, with args) emitted as the plain
@@ -261,7 +365,7 @@ func Verbatim(name string, args [][]byte) bool {
 		return len(args) == 3
 	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset", "getdel",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "lmpop", "zmpop", "bzpopmin",
-		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall":
+		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall", "xreadgroup":
 		return false
 	}
 	return true

@@ -367,8 +367,10 @@ func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte) {
 		}
 	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
 		ops = persist.BlockingAsPlain(w.cmd.Name, w.args, reply)
+	case "xreadgroup":
+		ops = persist.Rewrite(db, w.cmd.Name, w.args, nil, reply, s.cfg.Get)
 	default:
-		ops = [][][]byte{w.args} // XREADGROUP and the like: as they came
+		ops = [][][]byte{w.args} // as they came
 	}
 	if len(ops) > 0 {
 		s.feedOps(db.ID, ops)

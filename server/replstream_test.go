@@ -88,6 +88,25 @@ func TestReplicationStreamVsRedis(t *testing.T) {
 		do("LMPOP", "2", "nolist", "l", "RIGHT", "COUNT", "5")
 		do("ZADD", "z", "1", "m", "2", "n")
 		do("ZMPOP", "1", "z", "MAX")
+		// XREADGROUP as the XCLAIMs of what it delivered (in MULTI/EXEC
+		// when several), XGROUP SETID with NOACK; history reads as nothing.
+		do("SELECT", "0")
+		for i := 1; i <= 4; i++ {
+			do("XADD", "s", strconv.Itoa(i)+"-1", "f", "v")
+		}
+		do("XGROUP", "CREATE", "s", "g", "0")
+		do("XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">")
+		do("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0")
+		do("MULTI")
+		do("XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "STREAMS", "s", ">")
+		do("XREADGROUP", "GROUP", "g", "c2", "NOACK", "STREAMS", "s", ">")
+		do("EXEC")
+		bl := redistest.Dial(t, addr)
+		bl.Write(redistest.Encode("XREADGROUP", "GROUP", "g", "c3", "BLOCK", "5000", "STREAMS", "s", ">"))
+		time.Sleep(100 * time.Millisecond)
+		do("XADD", "s", "9-1", "f", "v")
+		bl.SetReadDeadline(time.Now().Add(5 * time.Second))
+		redistest.ReadReply(bl.R)
 		do("SET", "end", "x")
 		stream.SetReadDeadline(time.Now().Add(10 * time.Second))
 		var out []string
