@@ -180,36 +180,25 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush", "lmpop", "zmpop":
 		return BlockingAsPlain(name, args, reply)
 	case "xreadgroup":
-		return xreadgroupEffects(db, args, reply)
+		return XReadGroupEffects(db, args, reply, nil)
 	case "eval", "evalsha", "fcall":
 		return nil
 	}
 	return [][][]byte{args}
 }
 
-// xreadgroupEffects is what XREADGROUP did, as Redis propagates it
-// (streamPropagateXCLAIM, streamPropagateGroupID): each entry newly
-// delivered to the consumer as XCLAIM key group consumer 0 id TIME ms
-// RETRYCOUNT n FORCE JUSTID LASTID id, from the group's pending entry;
-// with NOACK, the group's new last ID as XGROUP SETID ... ENTRIESREAD.
-// Reads of a consumer's history, and reads that delivered nothing, emit
-// nothing: XREADGROUP itself never reaches the AOF or the replicas.
-func xreadgroupEffects(db *store.DB, args [][]byte, reply []byte) [][][]byte {
-	var group []byte
-	noack, streams := false, -1
-	for i := 1; i < len(args) && streams < 0; i++ {
-		switch {
-		case eqArg(args[i], "group") && i+2 < len(args):
-			group = args[i+1]
-			i += 2
-		case eqArg(args[i], "count") || eqArg(args[i], "block"):
-			i++
-		case eqArg(args[i], "noack"):
-			noack = true
-		case eqArg(args[i], "streams"):
-			streams = i + 1
-		}
-	}
+// XReadGroupEffects is what XREADGROUP did, as Redis propagates it
+// (streamPropagateXCLAIM, streamPropagateGroupID,
+// streamPropagateConsumerCreation): each entry newly delivered to the
+// consumer as XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE
+// JUSTID LASTID id, from the group's pending entry; with NOACK, XGROUP
+// CREATECONSUMER when the read created the consumer (created reports it
+// per key; nil: never), then the group's new last ID as XGROUP SETID ...
+// ENTRIESREAD. Reads of a consumer's history, and reads that delivered
+// nothing, emit nothing: XREADGROUP itself never reaches the AOF or the
+// replicas.
+func XReadGroupEffects(db *store.DB, args [][]byte, reply []byte, created func(key []byte) bool) [][][]byte {
+	group, consumer, noack, streams := XReadGroupArgs(args)
 	if group == nil || streams < 0 {
 		return nil
 	}
@@ -264,6 +253,9 @@ func xreadgroupEffects(db *store.DB, args [][]byte, reply []byte) [][][]byte {
 			continue
 		}
 		if noack {
+			if created != nil && created(key) {
+				ops = append(ops, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), key, group, consumer})
+			}
 			ops = append(ops, [][]byte{[]byte("XGROUP"), []byte("SETID"), key, group, fmtID(g.LastID), []byte("ENTRIESREAD"), ms(g.EntriesRead)})
 			continue
 		}
@@ -369,6 +361,26 @@ func Verbatim(name string, args [][]byte) bool {
 		return false
 	}
 	return true
+}
+
+// XReadGroupArgs reads XREADGROUP's arguments: the group and consumer,
+// NOACK, and where the stream keys begin (-1: no STREAMS).
+func XReadGroupArgs(args [][]byte) (group, consumer []byte, noack bool, streams int) {
+	streams = -1
+	for i := 1; i < len(args) && streams < 0; i++ {
+		switch {
+		case eqArg(args[i], "group") && i+2 < len(args):
+			group, consumer = args[i+1], args[i+2]
+			i += 2
+		case eqArg(args[i], "count") || eqArg(args[i], "block"):
+			i++
+		case eqArg(args[i], "noack"):
+			noack = true
+		case eqArg(args[i], "streams"):
+			streams = i + 1
+		}
+	}
+	return group, consumer, noack, streams
 }
 
 // replyBulk returns the value of a bulk string reply.

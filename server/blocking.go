@@ -350,6 +350,10 @@ func (s *Server) serveReadyKeys() {
 			if s.ks.Snapshotting() {
 				w.c.captureKeys(db, w.cmd, w.args)
 			}
+			var fresh map[string]bool
+			if w.cmd != nil && w.cmd.Name == "xreadgroup" && s.repl.flags.Load()&replFeed != 0 {
+				fresh = newConsumers(db, w.args)
+			}
 			res := w.serve(&rw, db, key)
 			if trk != nil {
 				trk.Exec.Store(nil)
@@ -362,7 +366,7 @@ func (s *Server) serveReadyKeys() {
 				continue
 			}
 			if s.repl.flags.Load()&replFeed != 0 {
-				s.replServed(w, db, key, rw.Buf)
+				s.replServed(w, db, key, rw.Buf, fresh)
 			}
 			b.removeLocked(w)
 			w.unblockStats(rw.Buf)

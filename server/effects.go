@@ -305,6 +305,10 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	var kp [8]cmdspec.Key
 	keys := cmd.Keys(args, kp[:0], cmdspec.Access)
 	before := dirtyOf(db, args, keys)
+	var fresh map[string]bool
+	if cmd.Name == "xreadgroup" {
+		fresh = newConsumers(db, args)
+	}
 	errs := c.w.Errors
 	mark := len(c.w.Buf)
 	cmd.Fn(c, args)
@@ -338,7 +342,12 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	if mark <= len(c.w.Buf) {
 		reply = c.w.Buf[mark:]
 	}
-	ops := persist.Rewrite(db, cmd.Name, args, keys, reply, s.cfg.Get)
+	var ops [][][]byte
+	if cmd.Name == "xreadgroup" {
+		ops = persist.XReadGroupEffects(db, args, reply, func(k []byte) bool { return fresh[string(k)] })
+	} else {
+		ops = persist.Rewrite(db, cmd.Name, args, keys, reply, s.cfg.Get)
+	}
 	if len(ops) == 0 {
 		return
 	}
@@ -352,9 +361,28 @@ func (s *Server) replRun(c *Client, cmd *Command, args [][]byte) {
 	s.repl.unlock()
 }
 
+// newConsumers returns, for XREADGROUP ... NOACK (args), the stream keys
+// whose group lacks the consumer: reading creates it there, which Redis
+// propagates as XGROUP CREATECONSUMER. Nil without NOACK.
+func newConsumers(db *store.DB, args [][]byte) map[string]bool {
+	group, consumer, noack, streams := persist.XReadGroupArgs(args)
+	if !noack || group == nil || streams < 0 {
+		return nil
+	}
+	fresh := map[string]bool{}
+	for _, key := range args[streams : streams+(len(args)-streams)/2] {
+		if e := db.PeekRaw(key); e != nil && e.Kind() == store.KindStream {
+			if g := e.AsStream().Group(group); g != nil && g.Consumer(consumer) == nil {
+				fresh[string(key)] = true
+			}
+		}
+	}
+	return fresh
+}
+
 // replServed feeds the pop a blocked client was served (serveReadyKeys,
-// keyspace held exclusively).
-func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte) {
+// keyspace held exclusively); fresh is newConsumers from before it was.
+func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte, fresh map[string]bool) {
 	if w.cmd == nil {
 		return
 	}
@@ -368,7 +396,7 @@ func (s *Server) replServed(w *waiter, db *store.DB, key []byte, reply []byte) {
 	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
 		ops = persist.BlockingAsPlain(w.cmd.Name, w.args, reply)
 	case "xreadgroup":
-		ops = persist.Rewrite(db, w.cmd.Name, w.args, nil, reply, s.cfg.Get)
+		ops = persist.XReadGroupEffects(db, w.args, reply, func(k []byte) bool { return fresh[string(k)] })
 	default:
 		ops = [][][]byte{w.args} // as they came
 	}

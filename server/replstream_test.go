@@ -107,6 +107,14 @@ func TestReplicationStreamVsRedis(t *testing.T) {
 		do("XADD", "s", "9-1", "f", "v")
 		bl.SetReadDeadline(time.Now().Add(5 * time.Second))
 		redistest.ReadReply(bl.R)
+		// NOACK by a consumer the read creates: XGROUP CREATECONSUMER
+		// first, also when a blocked read is served.
+		do("XADD", "s", "10-1", "f", "v")
+		do("XREADGROUP", "GROUP", "g", "c4", "NOACK", "STREAMS", "s", ">")
+		bl.Write(redistest.Encode("XREADGROUP", "GROUP", "g", "c5", "BLOCK", "5000", "NOACK", "STREAMS", "s", ">"))
+		time.Sleep(100 * time.Millisecond)
+		do("XADD", "s", "11-1", "f", "v")
+		redistest.ReadReply(bl.R)
 		do("SET", "end", "x")
 		stream.SetReadDeadline(time.Now().Add(10 * time.Second))
 		var out []string
