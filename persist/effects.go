@@ -179,6 +179,8 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 		return ops
 	case "blpop", "brpop", "blmpop", "bzpopmin", "bzpopmax", "bzmpop", "blmove", "brpoplpush", "lmpop", "zmpop":
 		return BlockingAsPlain(name, args, reply)
+	case "xadd", "xtrim":
+		return xaddTrimEffects(db, name == "xadd", args, reply)
 	case "xreadgroup":
 		return XReadGroupEffects(db, args, reply, nil)
 	case "eval", "evalsha", "fcall":
@@ -357,10 +359,66 @@ func Verbatim(name string, args [][]byte) bool {
 		return len(args) == 3
 	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset", "getdel",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "lmpop", "zmpop", "bzpopmin",
-		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall", "xreadgroup":
+		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall", "xreadgroup", "xadd", "xtrim":
 		return false
 	}
 	return true
+}
+
+// xaddTrimEffects is XADD or XTRIM as Redis propagates them: an
+// approximate trim ("~", with or without LIMIT) made exact, "=" and the
+// threshold the stream ended at (its length for MAXLEN, its first ID for
+// MINID), so that replicas and the AOF trim what the command did; and
+// XADD's generated ID ("*", "ms-*") as the one it got (its reply).
+func xaddTrimEffects(db *store.DB, xadd bool, args [][]byte, reply []byte) [][][]byte {
+	if len(args) < 2 {
+		return [][][]byte{args}
+	}
+	op, th, idPos, minid := -1, -1, -1, false
+	for i := 2; i < len(args); i++ {
+		switch {
+		case xadd && eqArg(args[i], "nomkstream"):
+		case eqArg(args[i], "maxlen") || eqArg(args[i], "minid"):
+			minid = eqArg(args[i], "minid")
+			if i+1 < len(args) && (string(args[i+1]) == "~" || string(args[i+1]) == "=") {
+				i++
+				op = i
+			}
+			th = i + 1
+			i++
+		case eqArg(args[i], "limit"):
+			i++
+		default:
+			if xadd {
+				idPos = i
+			}
+			i = len(args)
+		}
+	}
+	approx := op >= 0 && string(args[op]) == "~" && th < len(args)
+	genID := idPos >= 0 && (string(args[idPos]) == "*" || bytes.HasSuffix(args[idPos], []byte("-*")))
+	if !approx && !genID {
+		return [][][]byte{args}
+	}
+	out := append([][]byte(nil), args...)
+	if approx {
+		if e := db.PeekRaw(args[1]); e != nil && e.Kind() == store.KindStream {
+			st := e.AsStream()
+			out[op] = []byte("=")
+			if minid {
+				id := st.FirstEntryID()
+				out[th] = strconv.AppendUint(append(strconv.AppendUint(nil, id.Ms, 10), '-'), id.Seq, 10)
+			} else {
+				out[th] = strconv.AppendUint(nil, st.Len(), 10)
+			}
+		}
+	}
+	if genID {
+		if id, ok := replyBulk(reply); ok {
+			out[idPos] = id
+		}
+	}
+	return [][][]byte{out}
 }
 
 // XReadGroupArgs reads XREADGROUP's arguments: the group and consumer,
