@@ -359,8 +359,11 @@ func Verbatim(name string, args [][]byte) bool {
 		return len(args) == 3
 	case "expire", "pexpire", "expireat", "pexpireat", "setex", "psetex", "getex", "restore", "restore-asking", "migrate", "getset", "getdel",
 		"incrbyfloat", "hincrbyfloat", "spop", "blpop", "brpop", "blmpop", "lmpop", "zmpop", "bzpopmin",
-		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall", "xreadgroup", "xadd", "xtrim":
+		"bzpopmax", "bzmpop", "blmove", "brpoplpush", "eval", "evalsha", "fcall", "xreadgroup":
 		return false
+	case "xadd", "xtrim":
+		approx, genID, _, _, _, _ := parseXAddTrim(name == "xadd", args)
+		return !approx && !genID
 	}
 	return true
 }
@@ -371,32 +374,7 @@ func Verbatim(name string, args [][]byte) bool {
 // MINID), so that replicas and the AOF trim what the command did; and
 // XADD's generated ID ("*", "ms-*") as the one it got (its reply).
 func xaddTrimEffects(db *store.DB, xadd bool, args [][]byte, reply []byte) [][][]byte {
-	if len(args) < 2 {
-		return [][][]byte{args}
-	}
-	op, th, idPos, minid := -1, -1, -1, false
-	for i := 2; i < len(args); i++ {
-		switch {
-		case xadd && eqArg(args[i], "nomkstream"):
-		case eqArg(args[i], "maxlen") || eqArg(args[i], "minid"):
-			minid = eqArg(args[i], "minid")
-			if i+1 < len(args) && (string(args[i+1]) == "~" || string(args[i+1]) == "=") {
-				i++
-				op = i
-			}
-			th = i + 1
-			i++
-		case eqArg(args[i], "limit"):
-			i++
-		default:
-			if xadd {
-				idPos = i
-			}
-			i = len(args)
-		}
-	}
-	approx := op >= 0 && string(args[op]) == "~" && th < len(args)
-	genID := idPos >= 0 && (string(args[idPos]) == "*" || bytes.HasSuffix(args[idPos], []byte("-*")))
+	approx, genID, op, th, idPos, minid := parseXAddTrim(xadd, args)
 	if !approx && !genID {
 		return [][][]byte{args}
 	}
@@ -419,6 +397,37 @@ func xaddTrimEffects(db *store.DB, xadd bool, args [][]byte, reply []byte) [][][
 		}
 	}
 	return [][][]byte{out}
+}
+
+// parseXAddTrim finds in XADD's or XTRIM's arguments the trim's operator
+// (op, -1: none) and threshold (th), XADD's ID (idPos), whether the trim
+// is MINID, and whether the trim is approximate ("~") or the ID generated
+// ("*", "ms-*"): what propagation rewrites.
+func parseXAddTrim(xadd bool, args [][]byte) (approx, genID bool, op, th, idPos int, minid bool) {
+	op, th, idPos = -1, -1, -1
+	for i := 2; i < len(args); i++ {
+		switch {
+		case xadd && eqArg(args[i], "nomkstream"):
+		case eqArg(args[i], "maxlen") || eqArg(args[i], "minid"):
+			minid = eqArg(args[i], "minid")
+			if i+1 < len(args) && (string(args[i+1]) == "~" || string(args[i+1]) == "=") {
+				i++
+				op = i
+			}
+			th = i + 1
+			i++
+		case eqArg(args[i], "limit"):
+			i++
+		default:
+			if xadd {
+				idPos = i
+			}
+			i = len(args)
+		}
+	}
+	approx = op >= 0 && string(args[op]) == "~" && th < len(args)
+	genID = idPos >= 0 && (string(args[idPos]) == "*" || bytes.HasSuffix(args[idPos], []byte("-*")))
+	return approx, genID, op, th, idPos, minid
 }
 
 // XReadGroupArgs reads XREADGROUP's arguments: the group and consumer,

@@ -173,7 +173,9 @@ func TestVerbatim(t *testing.T) {
 		"set k v": true, "set k v EX 1": false, "set k v GET": false, "lpush l a": true, "del k": true,
 		"expire k 1": false, "pexpireat k 1": false, "incrbyfloat k 1": false, "spop s": false,
 		"blpop l 0": false, "restore k 0 p": false, "migrate h 1 k 0 1": false, "eval s 0": false,
-		"incrby k 1": true, "hset h f v": true, "xadd s * f v": true,
+		"incrby k 1": true, "hset h f v": true, "xadd s 1-1 f v": true, "xadd s MAXLEN 5 1-2 f v": true,
+		"xadd s * f v": false, "xadd s 5-* f v": false, "xadd s MAXLEN ~ 5 1-1 f v": false, "xtrim s MINID ~ 5": false,
+		"xtrim s MAXLEN = 5": true, "xadd s NOMKSTREAM MINID 1 LIMIT 5 9-9 f *": true,
 	} {
 		args := words(cmd)
 		if got := Verbatim(string(args[0]), args); got != want {
