@@ -550,15 +550,23 @@ func (s *Server) readOnlyReplicaFor(c *Client) bool {
 	return s.repl.flags.Load()&replReadOnly != 0 && !c.replMaster && s.cfg.Get("replica-read-only") == "yes"
 }
 
+// runningStale reports whether the server is a replica whose link to its
+// master is down while replica-serve-stale-data is no (Redis's
+// running_stale).
+func (s *Server) runningStale() bool {
+	if s.cfg.Get("replica-serve-stale-data") != "no" {
+		return false
+	}
+	l := s.replLink()
+	return l != nil && l.State() != repl.StateConnected
+}
+
 // staleReplica refuses a command on a replica whose link to its master is
 // down when replica-serve-stale-data is no, as Redis does (MASTERDOWN):
 // commands without the stale flag, and EXEC when it queued any such
 // command. It reports whether it refused.
 func (c *Client) staleReplica(cmd *Command) bool {
-	if c.replMaster || c.srv.cfg.Get("replica-serve-stale-data") != "no" {
-		return false
-	}
-	if l := c.srv.replLink(); l == nil || l.State() == repl.StateConnected {
+	if c.replMaster || !c.srv.runningStale() {
 		return false
 	}
 	if cmd.Flags&cmdspec.Stale != 0 && (cmd.Name != "exec" || !c.txQueuedWithout(cmdspec.Stale)) {

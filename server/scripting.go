@@ -166,7 +166,13 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 		return errNoReplicas // scriptVerifyWriteCommandAllow
 	}
 	if srv.cluster != nil {
-		return run.pc.clusterScriptCheck(run.caller, cmd, argv, &run.clSlot, run.crossSlot)
+		if msg := run.pc.clusterScriptCheck(run.caller, cmd, argv, &run.clSlot, run.crossSlot); msg != "" {
+			return msg
+		}
+	}
+	if cmd.Flags&cmdspec.Stale == 0 && srv.runningStale() {
+		// An allow-stale script on a stale replica (scriptVerifyAllowStale).
+		return "ERR Can not execute the command on a stale replica"
 	}
 	return ""
 }
@@ -242,11 +248,22 @@ const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 func (st *scriptingState) checkFlags(c *Client, flags lua.Flags, ro bool) bool {
 	c.scriptAllowOOM = flags&(lua.Compat|lua.AllowOOM) == lua.AllowOOM
 	st.run.clSlot, st.run.crossSlot = c.clSlot, flags&(lua.Compat|lua.AllowCrossSlot) != 0
+	stale := c.srv.runningStale()
 	if flags&lua.Compat != 0 {
+		if stale {
+			c.w.Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+			return false
+		}
 		return true
 	}
 	if flags&lua.NoCluster != 0 && c.srv.cluster != nil {
 		c.w.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+		return false
+	}
+	if stale && flags&lua.AllowStale == 0 {
+		// Redis's processCommand refuses it first: without allow-stale,
+		// the script's command has no stale flag (getCommandFlags).
+		c.w.Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
 		return false
 	}
 	if flags&lua.NoWrites == 0 && ro {
