@@ -334,6 +334,11 @@ func (c *Client) exec(args [][]byte) {
 
 func (c *Client) dispatch(args [][]byte) {
 	srv := c.srv
+	if srv.tracking.Clients() > 0 && srv.tracking.Over(srv.cfg.TrackingMaxKeys.Load()) {
+		// Before any command, queued ones too, as Redis's processCommand
+		// calls trackingLimitUsedSlots.
+		srv.trackingLimitKeys(c)
+	}
 	cmd := c.lastCmdLookup
 	if cmd == nil || !nameIs(args[0], cmd.Name) || srv.cmds != nil {
 		cmd = srv.lookupCommand(args[0])

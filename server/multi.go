@@ -111,8 +111,10 @@ func (c *Client) txNeedsAll() bool {
 	return !c.watch.OnlyIn(c.dbi)
 }
 
-// execLocked is EXEC once the transaction's locks are held.
+// execLocked is EXEC once the transaction's locks are held. Its commands
+// see their keys' expiry as at its start, as in Redis.
 func (c *Client) execLocked(tx *txState) {
+	defer c.srv.ks.HoldNow()()
 	if c.srv.watches.Expired(&c.watch, c.srv.ks) {
 		c.watch.MarkDirty()
 	}
@@ -177,6 +179,10 @@ func (s *Server) wireWatches() {
 	s.ks.OnModified = func(db *store.DB, key []byte) {
 		s.watches.Touch(db, key)
 		s.trackingInvalidate(db, key)
+	}
+	s.ks.OnModifiedByExpiry = func(db *store.DB, key []byte) {
+		s.watches.Touch(db, key)
+		s.trackingExpired(db, key)
 	}
 	s.OnReset(func(c *Client) { s.tracking.Disable(c, c.trk.Load()) })
 	s.ks.OnFlush = func(db *store.DB) { s.watches.TouchDB(db.ID, db, nil) }

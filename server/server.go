@@ -362,7 +362,7 @@ func (s *Server) cron() {
 		}
 		// BCAST invalidations of keys that expired in the background.
 		s.trackingBroadcast(nil)
-		s.trackingLimitKeys()
+		s.trackingLimitKeys(nil)
 		s.updateAvgTTL()
 		s.pe.Cron()
 		s.gateUpdate()

@@ -149,7 +149,7 @@ func (c *Client) trackEnd(trk *tracking.State, cmd *Command, args [][]byte) {
 	s := c.srv
 	if cmd.Flags&cmdspec.Readonly != 0 && cmd.Flags&cmdspec.PubSub == 0 && !isReadOnlyScriptCall(cmd) {
 		if c.trackRemember(trk, cmd, args) {
-			s.trackingLimitKeys()
+			s.trackingLimitKeys(nil)
 		}
 	}
 	if !c.inExec && !c.fromScript {
@@ -184,7 +184,7 @@ func (c *Client) trackScriptRead(cmd *Command, args [][]byte) {
 	s := c.srv
 	if run := s.lua.cur; run != nil && run.caller != nil {
 		if s.tracking.Remember(run.caller.trk.Load(), run.caller.ID, run.keys, s.cfg.TrackingMaxKeys.Load()) {
-			s.trackingLimitKeys()
+			s.trackingLimitKeys(nil)
 		}
 	}
 }
@@ -240,13 +240,24 @@ func nullFor(proto int) []byte {
 // with the key's shard locked.
 func (s *Server) trackingInvalidate(db *store.DB, key []byte) {
 	if s.tracking.Live() {
-		s.invalidateTrackers(key, s.tracking.Invalidate(key))
+		s.invalidateTrackers(key, s.tracking.Invalidate(key), true, nil)
+	}
+}
+
+// trackingExpired is trackingInvalidate for a key that expired: no
+// client changed it, so NOLOOP leaves no one out.
+func (s *Server) trackingExpired(db *store.DB, key []byte) {
+	if s.tracking.Live() {
+		s.invalidateTrackers(key, s.tracking.InvalidateExpired(key), false, nil)
 	}
 }
 
 // invalidateTrackers sends the invalidation of key to the clients ids
-// that tracked it (the key is already out of the table).
-func (s *Server) invalidateTrackers(key []byte, ids map[int64]struct{}) {
+// that tracked it (the key is already out of the table); own says a
+// client's command changed it (NOLOOP applies), not expiry. self, when
+// not nil, is the client on whose goroutine this runs: its own message
+// goes straight into its output.
+func (s *Server) invalidateTrackers(key []byte, ids map[int64]struct{}, own bool, self *Client) {
 	for id := range ids {
 		target := s.clientByID(id)
 		if target == nil {
@@ -258,22 +269,23 @@ func (s *Server) invalidateTrackers(key []byte, ids map[int64]struct{}) {
 			continue
 		}
 		if e := st.Exec.Load(); e != nil && e.Has(key) {
-			// The target changed the key itself: it is on this goroutine.
-			if !noloop {
+			// The target's command touched the key: it is on this
+			// goroutine, and the message goes after its reply.
+			if !noloop || !own {
 				st.Pending = append(st.Pending, string(key))
 			}
 			continue
 		}
-		s.sendTracking(target, nil, tracking.KeyArray(string(key)))
+		s.sendTracking(target, self, tracking.KeyArray(string(key)))
 	}
 }
 
 // trackingLimitKeys keeps the tracking table within
 // tracking-table-max-keys: the keys it drops are invalidated as if they
 // were modified. It runs after commands that track keys and from the cron.
-func (s *Server) trackingLimitKeys() {
+func (s *Server) trackingLimitKeys(self *Client) {
 	for _, v := range s.tracking.Limit(s.cfg.TrackingMaxKeys.Load()) {
-		s.invalidateTrackers([]byte(v.Key), v.IDs)
+		s.invalidateTrackers([]byte(v.Key), v.IDs, false, self)
 	}
 }
 

@@ -227,3 +227,58 @@ func TestTrackingEvictionBeforeReply(t *testing.T) {
 		})
 	}
 }
+
+// Client tracking as redis-server's unit/tracking has it: a key a NOLOOP
+// BCAST client set with an expiry is still invalidated when it expires
+// (no client changed it then), and keys over
+// tracking-table-max-keys are invalidated before a command is processed,
+// even one MULTI only queues, the message ahead of the command's reply.
+func TestTrackingExpiryAndLimitVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t, "--enable-debug-command", "yes")
+	_, saddr := redistest.StartSluice(t, "enable-debug-command", "yes")
+	run := func(addr string) []string {
+		var out []string
+		r := redistest.Dial(t, addr)
+		do := func(c *redistest.Conn, args ...string) string {
+			v, err := c.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		read := func(c *redistest.Conn) string {
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			v, err := redistest.ReadReply(c.R)
+			if err != nil {
+				t.Fatalf("%s: %v after %q", addr, err, out)
+			}
+			return v
+		}
+		redir := redistest.Dial(t, addr)
+		id := strings.Trim(do(redir, "CLIENT", "ID"), ":\r\n")
+		out = append(out, do(redir, "SUBSCRIBE", "__redis__:invalidate"))
+		do(r, "CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", id, "NOLOOP")
+		for _, cmd := range [][]string{{"MULTI"}, {"SET", "k{t}", "v", "PX", "1"}, {"SET", "other{t}", "v"}, {"DEBUG", "SLEEP", "0.1"}, {"GET", "k{t}"}, {"EXEC"}} {
+			out = append(out, do(r, cmd...))
+		}
+		out = append(out, read(redir))
+		do(r, "CLIENT", "TRACKING", "off")
+
+		do(r, "CONFIG", "SET", "tracking-table-max-keys", "2")
+		rd := redistest.Dial(t, addr)
+		out = append(out, do(rd, "HELLO", "3")[:1], do(rd, "CLIENT", "TRACKING", "on"), do(rd, "MGET", "1{tag}", "2{tag}"), do(rd, "MULTI"))
+		do(r, "CONFIG", "SET", "tracking-table-max-keys", "1")
+		rd.Write(redistest.Encode("PING"))
+		rd.Write(redistest.Encode("EXEC"))
+		// The victim is either key: keep the message's shape.
+		out = append(out, regexp.MustCompile(`[12]\{tag\}`).ReplaceAllString(read(rd), "N{tag}"), read(rd), read(rd))
+		do(r, "CONFIG", "SET", "tracking-table-max-keys", "0")
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	for i := range want {
+		if i >= len(got) || want[i] != got[i] {
+			t.Fatalf("reply %d\nredis  %q\nsluice %q", i, want, got)
+		}
+	}
+}

@@ -130,14 +130,20 @@ func (ks *Keyspace) Now() int64 {
 }
 
 // HoldNow makes Now read what it reads at the call until release: Redis
-// measures the expiry of the keys a script touches against the time the
-// script started, so a key that expires while the script runs stays for
-// the rest of it. The clock itself (TIME, stream IDs) goes on.
+// measures the expiry of the keys a command touches against the time the
+// outermost command started (call()'s fixed_time_expire), so a key that
+// expires while a script or a transaction runs stays for the rest of it.
+// Holds nest: the first fixes the time, the last release lets it go. The
+// clock itself (TIME, stream IDs) goes on.
 func (ks *Keyspace) HoldNow() (release func()) {
-	if !ks.heldNow.CompareAndSwap(0, ks.clock.UnixMilli()) {
-		return func() {} // held already
+	if ks.holders.Add(1) == 1 {
+		ks.heldNow.Store(ks.clock.UnixMilli())
 	}
-	return func() { ks.heldNow.Store(0) }
+	return func() {
+		if ks.holders.Add(-1) == 0 {
+			ks.heldNow.Store(0)
+		}
+	}
 }
 
 // lruClock is the wall clock in seconds, kept by a ticker so that reading

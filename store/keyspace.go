@@ -56,9 +56,12 @@ type Keyspace struct {
 	Lock BigLock
 
 	// Hooks called with the shard lock held; nil when unused.
-	OnModified func(db *DB, key []byte)           // a key's value changed (WATCH)
-	OnExpired  func(db *DB, key []byte)           // a key was removed by expiry
-	OnDeleted  func(db *DB, key []byte, e *Entry) // a key was deleted (blocking, notifications)
+	OnModified func(db *DB, key []byte) // a key's value changed (WATCH)
+	// OnModifiedByExpiry, when set, is OnModified for a key removed by
+	// expiry (no client changed it: client tracking's NOLOOP).
+	OnModifiedByExpiry func(db *DB, key []byte)
+	OnExpired          func(db *DB, key []byte)           // a key was removed by expiry
+	OnDeleted          func(db *DB, key []byte, e *Entry) // a key was deleted (blocking, notifications)
 
 	OnFlush   func(db *DB)                       // a database was emptied (exclusive lock held)
 	OnCreated func(db *DB, key []byte, e *Entry) // a key was added (Redis\'s dbAdd: wakes blocked clients)
@@ -78,7 +81,8 @@ type Keyspace struct {
 
 	savedDirty atomic.Uint64 // Dirty total at the last MarkSaved
 	clock      Clock         // see Clock
-	heldNow    atomic.Int64  // Now while a script runs (HoldNow), 0 otherwise
+	heldNow    atomic.Int64  // Now while a script or EXEC runs (HoldNow), 0 otherwise
+	holders    atomic.Int64  // HoldNow's holds
 
 	// Point-in-time snapshots (snapshot.go): the running one, the epoch
 	// of the last cut (new entries are marked with it) and the oldest
@@ -244,7 +248,9 @@ func (db *DB) removeExpired(s *shard, key []byte) {
 	if db.ks.OnDeleted != nil {
 		db.ks.OnDeleted(db, key, e)
 	}
-	if db.ks.OnModified != nil {
+	if db.ks.OnModifiedByExpiry != nil {
+		db.ks.OnModifiedByExpiry(db, key)
+	} else if db.ks.OnModified != nil {
 		db.ks.OnModified(db, key)
 	}
 }

@@ -392,6 +392,18 @@ func (t *Table[C]) Remember(st *State, id int64, keys [][]byte, maxKeys int64) b
 // called with the key's lock held, so a client whose State.Exec holds the
 // key made the change.
 func (t *Table[C]) Invalidate(key []byte) (ids map[int64]struct{}) {
+	return t.invalidate(key, true)
+}
+
+// InvalidateExpired is Invalidate for a key that expired: the change is
+// no client's (Redis's trackingInvalidateKey with no client), so NOLOOP
+// does not leave it out even for the client whose command found it
+// expired.
+func (t *Table[C]) InvalidateExpired(key []byte) (ids map[int64]struct{}) {
+	return t.invalidate(key, false)
+}
+
+func (t *Table[C]) invalidate(key []byte, attribute bool) (ids map[int64]struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for p, bp := range t.prefixes {
@@ -400,7 +412,7 @@ func (t *Table[C]) Invalidate(key []byte) (ids map[int64]struct{}) {
 		}
 		var by C
 		for cl, st := range bp.clients {
-			if e := st.Exec.Load(); e != nil && e.Has(key) {
+			if e := st.Exec.Load(); attribute && e != nil && e.Has(key) {
 				by = cl
 			}
 		}
@@ -424,6 +436,10 @@ type Victim struct {
 	Key string
 	IDs map[int64]struct{}
 }
+
+// Over reports, without locking, whether the table may hold more than
+// maxKeys keys (Limit then has work).
+func (t *Table[C]) Over(maxKeys int64) bool { return maxKeys > 0 && t.live.Load() > maxKeys }
 
 // Limit keeps the table within maxKeys (tracking-table-max-keys; Redis's
 // trackingLimitUsedSlots): over it, it drops random keys, to be
