@@ -262,6 +262,13 @@ func TestTrackingExpiryAndLimitVsRedis(t *testing.T) {
 			out = append(out, do(r, cmd...))
 		}
 		out = append(out, read(redir))
+		// The client's own GET finds its key expired (active expiry off):
+		// the lazy expiry is no one's change either.
+		do(r, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+		out = append(out, do(r, "SET", "lazy{t}", "v", "PX", "1"))
+		time.Sleep(20 * time.Millisecond)
+		out = append(out, do(r, "GET", "lazy{t}"), read(redir))
+		do(r, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
 		do(r, "CLIENT", "TRACKING", "off")
 
 		do(r, "CONFIG", "SET", "tracking-table-max-keys", "2")
