@@ -57,6 +57,7 @@ func streamUntil(t *testing.T, r *bufio.Reader, marker string) []string {
 // has expired meanwhile before the DEL of that key (the keys SWAPDB
 // signals are looked at without expiring them, as Redis's dictFind).
 func TestReplicationStreamVsRedis(t *testing.T) {
+	t.Chdir(t.TempDir()) // SYNC's disk-based sync writes dump.rdb here
 	raddr := redistest.StartRedis(t, "--enable-debug-command", "yes")
 	_, saddr := redistest.StartSluice(t, "enable-debug-command", "yes")
 	ms := regexp.MustCompile(`\$13\r\n\d{13}\r\n|\$1[45]\r\n\d{13}-\d+\r\n`)
