@@ -78,8 +78,53 @@ func oomApply(cfg *Config, name, v string) error {
 	if mode == "" {
 		mode = "no"
 	}
-	if err := applyOOMScore(mode, values, replicaOf != ""); err != nil {
+	replica := replicaOf != ""
+	if cfg.Hooks.Master != nil {
+		replica = cfg.Hooks.Master() != "" // REPLICAOF may have changed the role
+	}
+	if err := applyOOMScore(mode, values, replica); err != nil {
 		return errOOMSet
 	}
 	return nil
+}
+
+// ApplyOOMScore sets the process's score again for the server's role
+// (replica: the replica class of oom-score-adj-values), as Redis's
+// setOOMScoreAdj does when REPLICAOF changes it. Nothing happens while
+// oom-score-adj is off and was never on.
+func (cfg *Config) ApplyOOMScore(replica bool) error {
+	cfg.mu.RLock()
+	mode, values := cfg.vals["oom-score-adj"], cfg.vals["oom-score-adj-values"]
+	cfg.mu.RUnlock()
+	if mode == "" {
+		mode = "no"
+	}
+	return applyOOMScore(mode, values, replica)
+}
+
+// ApplyChildOOMScore gives a background child (pid) the third class of
+// oom-score-adj-values, as Redis's child sets CONFIG_OOM_BGCHILD for
+// itself. Nothing happens while oom-score-adj is off.
+func (cfg *Config) ApplyChildOOMScore(pid int) error {
+	cfg.mu.RLock()
+	mode, values := cfg.vals["oom-score-adj"], cfg.vals["oom-score-adj-values"]
+	cfg.mu.RUnlock()
+	if mode == "" || mode == "no" {
+		return nil
+	}
+	oomState.mu.Lock()
+	base, adjusted := oomState.base, oomState.adjusted
+	oomState.mu.Unlock()
+	if !adjusted {
+		return nil
+	}
+	val := 0
+	if vals := strings.Fields(values); len(vals) > 2 {
+		val, _ = strconv.Atoi(vals[2])
+	}
+	if mode != "absolute" {
+		val += base
+	}
+	val = min(max(val, -1000), 1000)
+	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(val)+"\n"), 0)
 }

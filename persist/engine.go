@@ -73,6 +73,10 @@ type Engine struct {
 	host    Host
 	version string
 	w       writer
+	// ChildStarted, when set, runs for each child as it starts (the
+	// server gives it the background-child oom_score_adj, which Redis's
+	// child sets for itself).
+	ChildStarted func(pid int)
 
 	startMu  sync.Mutex // serializes starting children
 	mu       sync.Mutex // what follows
@@ -194,6 +198,9 @@ func (e *Engine) startChild(kind jobKind, pathOf func(pid int) string, incrSync 
 	child, err := StartChild(pathOf, incrSync)
 	if err != nil {
 		return nil, err
+	}
+	if e.ChildStarted != nil {
+		e.ChildStarted(child.Pid)
 	}
 	j := &job{kind: kind, child: child, cancel: make(chan struct{}), done: make(chan struct{}), start: time.Now()}
 	go func() {

@@ -36,10 +36,21 @@ func TestOOMScoreAdj(t *testing.T) {
 		{"oom-score-adj-values", "15 20 30", "15"},
 		{"oom-score-adj", "absolute", "15"},
 		{"oom-score-adj-values", "5 20 30", "5"},
+		// REPLICAOF moves the server to the replica class and back.
+		{"REPLICAOF", "127.0.0.1 1", "20"},
+		{"oom-score-adj-values", "5 25 30", "25"},
+		{"REPLICAOF", "NO ONE", "5"},
 		{"oom-score-adj", "no", "0"}, // restored
 	}
 	for _, s := range steps {
-		if err := c.ConfigSet(ctx, s.name, s.value).Err(); err != nil {
+		var err error
+		if s.name == "REPLICAOF" {
+			w := strings.Fields(s.value)
+			err = c.Do(ctx, "REPLICAOF", w[0], w[1]).Err()
+		} else {
+			err = c.ConfigSet(ctx, s.name, s.value).Err()
+		}
+		if err != nil {
 			t.Fatalf("%s %s: %v", s.name, s.value, err)
 		}
 		if got := read(); got != s.want {

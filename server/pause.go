@@ -158,6 +158,20 @@ func (c *Client) postponeIfPaused(cmd *Command, args [][]byte) bool {
 	return true
 }
 
+// pauseHolds reports whether the pause in force holds back cmd of the
+// master's stream on a replica: Redis postpones its master client as any
+// other, so a replica paused for writes reads its master's writes but
+// applies them (and moves its offset) only once the pause ends.
+func (s *Server) pauseHolds(mc *Client, cmd *Command, args [][]byte) bool {
+	switch s.pause.typ.Load() {
+	case pauseOff:
+		return false
+	case pauseAll:
+		return true
+	}
+	return mc.mayReplicate(cmd, args)
+}
+
 // pauseClientClosed forgets a postponed client that disconnected.
 func (s *Server) pauseClientClosed(c *Client) {
 	p := &s.pause

@@ -65,6 +65,7 @@ func (h persistHost) DropExpired(db int, key []byte) bool {
 // wirePersistence creates the persistence engine.
 func (s *Server) wirePersistence() {
 	s.pe = persist.New(persistHost{s}, Version, func() { s.fatalExit() })
+	s.pe.ChildStarted = func(pid int) { s.cfg.ApplyChildOOMScore(pid) }
 	s.pe.SetInExec(func() bool { return s.execDepth.Load() > 0 })
 	s.pe.OnStateChange(s.gateUpdate)
 	s.pe.OnBgsaveDone(s.diskSyncDone) // replicas waiting for a file image

@@ -106,6 +106,9 @@ func (s *Server) replicaOf(host string, port int, _ bool) {
 	r.unlock()
 	s.disconnectBlocked()
 	s.ks.ExpiryPaused.Store(true) // a replica's keys expire when its master says so
+	if err := s.cfg.ApplyOOMScore(true); err != nil {
+		s.Warnf("Unable to write oom_score_adj: %v", err)
+	}
 	s.Logf("Connecting to MASTER %s:%d", host, port)
 	go func() {
 		// The link starts once the server listens (its port is announced).
@@ -168,6 +171,9 @@ func (s *Server) promote() {
 	r.createBacklogLocked()
 	r.unlock()
 	r.m.KillReplicas()
+	if err := s.cfg.ApplyOOMScore(false); err != nil {
+		s.Warnf("Unable to write oom_score_adj: %v", err)
+	}
 }
 
 // replicaCron is replicationCron's replica half; runs once a second.
@@ -370,6 +376,9 @@ func (h *linkHost) Apply(args [][]byte) bool {
 		case mc.tx != nil && !isTxControl(cmd):
 			mc.queue(cmd, args)
 		default:
+			for s.pauseHolds(mc, cmd, args) && !h.l.Stopped() {
+				time.Sleep(5 * time.Millisecond) // CLIENT PAUSE holds the master's writes back
+			}
 			if cmd.Name == "del" || cmd.Name == "unlink" {
 				s.removeExpiredKeys(mc, args[1:])
 			}

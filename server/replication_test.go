@@ -439,3 +439,54 @@ func TestReplicaServeStaleData(t *testing.T) {
 		}
 	}
 }
+
+// A replica under CLIENT PAUSE WRITE reads its master's writes but applies
+// them only when the pause ends, as Redis postpones its master client
+// (Redis's unit/pause "Test when replica paused, offset would not grow"):
+// run against a redis-server pair and a Sluice pair.
+func TestReplicaPausedVsRedis(t *testing.T) {
+	t.Chdir(t.TempDir()) // disk-based full syncs write dump.rdb here
+	ctx := context.Background()
+	offset := func(addr, field string) int64 {
+		s, _ := replClient(t, addr, 0).Info(ctx, "replication").Result()
+		m := regexp.MustCompile(field + `:(\d+)`).FindStringSubmatch(s)
+		if m == nil {
+			t.Fatalf("%s: no %s in %s", addr, field, s)
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	run := func(maddr, saddr string) []string {
+		m, s := replClient(t, maddr, 0), replClient(t, saddr, 0)
+		h, p := hostPort(maddr)
+		if err := s.Do(ctx, "REPLICAOF", h, p).Err(); err != nil {
+			t.Fatal(err)
+		}
+		waitInfo(t, saddr, `master_link_status:up`)
+		m.Set(ctx, "foo", "bar", 0)
+		old := offset(maddr, "master_repl_offset")
+		waitInfo(t, saddr, `slave_repl_offset:`+strconv.FormatInt(old, 10)+`\r`)
+		if err := s.Do(ctx, "CLIENT", "PAUSE", "100000", "WRITE").Err(); err != nil {
+			t.Fatal(err)
+		}
+		m.Set(ctx, "foo2", "bar2", 0)
+		now := offset(maddr, "master_repl_offset")
+		waitInfo(t, saddr, `slave_read_repl_offset:`+strconv.FormatInt(now, 10)+`\r`)
+		var out []string
+		out = append(out, strconv.FormatBool(offset(saddr, "slave_repl_offset") == old))
+		v, err := s.Get(ctx, "foo2").Result()
+		out = append(out, v, fmt.Sprint(err))
+		s.Do(ctx, "CLIENT", "UNPAUSE")
+		waitInfo(t, saddr, `slave_repl_offset:`+strconv.FormatInt(now, 10)+`\r`)
+		v, err = s.Get(ctx, "foo2").Result()
+		out = append(out, v, fmt.Sprint(err))
+		return out
+	}
+	want := run(redistest.StartRedis(t, "--repl-diskless-sync-delay", "0"), redistest.StartRedis(t))
+	_, sm := redistest.StartSluice(t, "repl-diskless-sync-delay", "0")
+	_, ss := redistest.StartSluice(t)
+	got := run(sm, ss)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Errorf("redis %q, sluice %q", want, got)
+	}
+}
