@@ -17,24 +17,9 @@ func TestRenameCommandVsRedis(t *testing.T) {
 		"--rename-command", "SET", "put", "--rename-command", "put", "store"}
 	// With an AOF, which holds the commands under the names the clients
 	// gave, and DEBUG LOADAOF to read it back.
-	aof := []string{"--appendonly", "yes", "--enable-debug-command", "yes", "--dir"}
-	raddr := redistest.StartRedis(t, append(append(args, aof...), t.TempDir())...)
-	sdir := t.TempDir()
-	t.Chdir(sdir)
-	cfg := server.NewConfig()
-	if err := cfg.ApplyArgs(append(append([]string{"--port", "0", "--bind", "127.0.0.1"}, append(args, aof...)...), sdir)); err != nil {
-		t.Fatal(err)
-	}
-	srv := server.New(cfg)
-	srv.SetLogger(nil)
-	if err := srv.LoadDataFile(); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	saddr := srv.Addrs()[0].String()
+	args = append(args, "--appendonly", "yes", "--enable-debug-command", "yes")
+	raddr := redistest.StartRedis(t, append(args, "--dir", t.TempDir())...)
+	_, saddr := redistest.StartSluiceArgs(t, args...)
 	run := func(addr string) []string {
 		c := redistest.Dial(t, addr)
 		var out []string

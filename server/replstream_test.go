@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/internal/redistest"
-	"github.com/sluicedb/sluice/server"
 )
 
 // replicationStream attaches to addr as Redis's tests do (SYNC, the RDB
@@ -145,25 +144,9 @@ func TestReplicationStreamVsRedis(t *testing.T) {
 // neither as it says (Redis's "Test selective replication of certain Redis
 // commands from Lua"): the replicas get a and d, the AOF a, c and d.
 func TestScriptSetReplVsRedis(t *testing.T) {
-	raddr := redistest.StartRedis(t, "--appendonly", "yes", "--enable-debug-command", "yes", "--dir", t.TempDir())
-	sdir := t.TempDir()
-	t.Chdir(sdir)
-	cfg := server.NewConfig()
-	for _, kv := range [][2]string{{"port", "0"}, {"bind", "127.0.0.1"}, {"dir", sdir}, {"appendonly", "yes"}, {"enable-debug-command", "yes"}} {
-		if err := cfg.Set(kv[0], kv[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv := server.New(cfg)
-	srv.SetLogger(nil)
-	if err := srv.LoadDataFile(); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	saddr := srv.Addrs()[0].String()
+	args := []string{"--appendonly", "yes", "--enable-debug-command", "yes"}
+	raddr := redistest.StartRedis(t, append(args, "--dir", t.TempDir())...)
+	_, saddr := redistest.StartSluiceArgs(t, args...)
 	script := `redis.call('set','a','1')
 redis.set_repl(redis.REPL_NONE)
 redis.call('set','b','2')

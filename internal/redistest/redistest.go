@@ -44,6 +44,31 @@ func StartSluice(tb testing.TB, directives ...string) (*server.Server, string) {
 	return srv, srv.Addrs()[0].String()
 }
 
+// StartSluiceArgs starts an in-process Sluice as sluice-server would with
+// argv as its command line ("--name value"...), on a free loopback port,
+// in a fresh temporary directory that is also the test's working
+// directory (dir): the data files there (the AOF, dump.rdb) are loaded
+// before it listens. It is stopped when the test ends.
+func StartSluiceArgs(tb testing.TB, argv ...string) (*server.Server, string) {
+	tb.Helper()
+	dir := tb.TempDir()
+	tb.Chdir(dir)
+	cfg := server.NewConfig()
+	if err := cfg.ApplyArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", dir}, argv...)); err != nil {
+		tb.Fatal(err)
+	}
+	srv := server.New(cfg)
+	srv.SetLogger(nil)
+	if err := srv.LoadDataFile(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Stop)
+	return srv, srv.Addrs()[0].String()
+}
+
 // StartRedis starts redis-server from PATH on a free port, or skips the
 // test when it is not installed (CI installs it).
 func StartRedis(tb testing.TB, args ...string) string {
