@@ -41,18 +41,11 @@ func applyOOMScore(mode, values string, replica bool) error {
 			oomState.base, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 			oomState.adjusted = true
 		}
-		vals := strings.Fields(values)
 		class := 0
 		if replica {
 			class = 1
 		}
-		if class < len(vals) {
-			val, _ = strconv.Atoi(vals[class])
-		}
-		if mode != "absolute" {
-			val += oomState.base
-		}
-		val = min(max(val, -1000), 1000)
+		val = oomValue(mode, values, class, oomState.base)
 	case oomState.adjusted:
 		oomState.adjusted = false
 		val = oomState.base
@@ -60,6 +53,32 @@ func applyOOMScore(mode, values string, replica bool) error {
 		return nil
 	}
 	return os.WriteFile(oomPath, []byte(strconv.Itoa(val)+"\n"), 0)
+}
+
+// oomValue is the score of class (0: master, 1: replica, 2: background
+// child) in values, relative to base unless mode is "absolute", within
+// Linux's bounds.
+func oomValue(mode, values string, class, base int) int {
+	val := 0
+	if vals := strings.Fields(values); class < len(vals) {
+		val, _ = strconv.Atoi(vals[class])
+	}
+	if mode != "absolute" {
+		val += base
+	}
+	return min(max(val, -1000), 1000)
+}
+
+// oomSettings returns oom-score-adj ("no" when unset) and
+// oom-score-adj-values.
+func (cfg *Config) oomSettings() (mode, values string) {
+	cfg.mu.RLock()
+	mode, values = cfg.vals["oom-score-adj"], cfg.vals["oom-score-adj-values"]
+	cfg.mu.RUnlock()
+	if mode == "" {
+		mode = "no"
+	}
+	return mode, values
 }
 
 var errOOMSet = errors.New("Failed to set current oom_score_adj. Check server logs.")
@@ -93,12 +112,7 @@ func oomApply(cfg *Config, name, v string) error {
 // setOOMScoreAdj does when REPLICAOF changes it. Nothing happens while
 // oom-score-adj is off and was never on.
 func (cfg *Config) ApplyOOMScore(replica bool) error {
-	cfg.mu.RLock()
-	mode, values := cfg.vals["oom-score-adj"], cfg.vals["oom-score-adj-values"]
-	cfg.mu.RUnlock()
-	if mode == "" {
-		mode = "no"
-	}
+	mode, values := cfg.oomSettings()
 	return applyOOMScore(mode, values, replica)
 }
 
@@ -106,10 +120,8 @@ func (cfg *Config) ApplyOOMScore(replica bool) error {
 // oom-score-adj-values, as Redis's child sets CONFIG_OOM_BGCHILD for
 // itself. Nothing happens while oom-score-adj is off.
 func (cfg *Config) ApplyChildOOMScore(pid int) error {
-	cfg.mu.RLock()
-	mode, values := cfg.vals["oom-score-adj"], cfg.vals["oom-score-adj-values"]
-	cfg.mu.RUnlock()
-	if mode == "" || mode == "no" {
+	mode, values := cfg.oomSettings()
+	if mode == "no" {
 		return nil
 	}
 	oomState.mu.Lock()
@@ -118,13 +130,6 @@ func (cfg *Config) ApplyChildOOMScore(pid int) error {
 	if !adjusted {
 		return nil
 	}
-	val := 0
-	if vals := strings.Fields(values); len(vals) > 2 {
-		val, _ = strconv.Atoi(vals[2])
-	}
-	if mode != "absolute" {
-		val += base
-	}
-	val = min(max(val, -1000), 1000)
+	val := oomValue(mode, values, 2, base)
 	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(val)+"\n"), 0)
 }

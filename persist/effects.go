@@ -181,8 +181,6 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 		return BlockingAsPlain(name, args, reply)
 	case "xadd", "xtrim":
 		return xaddTrimEffects(db, name == "xadd", args, reply)
-	case "xreadgroup":
-		return XReadGroupEffects(db, args, reply, nil)
 	case "eval", "evalsha", "fcall":
 		return nil
 	}
@@ -229,11 +227,6 @@ func XReadGroupEffects(db *store.DB, args [][]byte, reply []byte, created func(k
 		}
 	}
 	ms := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
-	fmtID := func(id store.StreamID) []byte {
-		b := strconv.AppendUint(nil, id.Ms, 10)
-		b = append(b, '-')
-		return strconv.AppendUint(b, id.Seq, 10)
-	}
 	var ops [][][]byte
 	for i, key := range keys {
 		var idArg []byte
@@ -258,7 +251,7 @@ func XReadGroupEffects(db *store.DB, args [][]byte, reply []byte, created func(k
 			if created != nil && created(key) {
 				ops = append(ops, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), key, group, consumer})
 			}
-			ops = append(ops, [][]byte{[]byte("XGROUP"), []byte("SETID"), key, group, fmtID(g.LastID), []byte("ENTRIESREAD"), ms(g.EntriesRead)})
+			ops = append(ops, [][]byte{[]byte("XGROUP"), []byte("SETID"), key, group, g.LastID.AppendTo(nil), []byte("ENTRIESREAD"), ms(g.EntriesRead)})
 			continue
 		}
 		for _, x := range entries[i] {
@@ -352,7 +345,8 @@ func BlockingAsPlain(name string, args [][]byte, reply []byte) [][][]byte {
 
 // Verbatim reports whether the write name (with args) is emitted as it
 // came, with no rewriting (Rewrite's default case): most writes are, and
-// cost no allocation.
+// cost no allocation. XREADGROUP never is: XReadGroupEffects, which needs
+// to know the consumers it created, says what it did.
 func Verbatim(name string, args [][]byte) bool {
 	switch name {
 	case "set":
@@ -384,8 +378,7 @@ func xaddTrimEffects(db *store.DB, xadd bool, args [][]byte, reply []byte) [][][
 			st := e.AsStream()
 			out[op] = []byte("=")
 			if minid {
-				id := st.FirstEntryID()
-				out[th] = strconv.AppendUint(append(strconv.AppendUint(nil, id.Ms, 10), '-'), id.Seq, 10)
+				out[th] = st.FirstEntryID().AppendTo(nil)
 			} else {
 				out[th] = strconv.AppendUint(nil, st.Len(), 10)
 			}

@@ -56,10 +56,14 @@ func init() {
 }
 
 // lookupCommand finds a command by a case-insensitive name without allocating.
-func lookupCommand(name []byte) *Command {
+func lookupCommand(name []byte) *Command { return lookupIn(commands, name) }
+
+// lookupIn finds name, in any case, in a table of lower-case names
+// without allocating.
+func lookupIn(table map[string]*Command, name []byte) *Command {
 	var tmp [32]byte
 	if len(name) > len(tmp) {
-		return commands[strings.ToLower(string(name))]
+		return table[strings.ToLower(string(name))]
 	}
 	for i, c := range name {
 		if c >= 'A' && c <= 'Z' {
@@ -67,7 +71,7 @@ func lookupCommand(name []byte) *Command {
 		}
 		tmp[i] = c
 	}
-	return commands[string(tmp[:len(name)])]
+	return table[string(tmp[:len(name)])]
 }
 
 // lookupCommand finds a command by the name clients use for it: with
@@ -76,7 +80,7 @@ func (s *Server) lookupCommand(name []byte) *Command {
 	if s.cmds == nil {
 		return lookupCommand(name)
 	}
-	return s.cmds[strings.ToLower(string(name))]
+	return lookupIn(s.cmds, name)
 }
 
 // lookupCommandOrOriginal is lookupCommand for the streams the server
