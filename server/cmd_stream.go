@@ -195,7 +195,12 @@ loop:
 		c.w.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return -1
 	}
-	if limitGiven {
+	if c.replMaster {
+		// The master's stream and the AOF carry trims made exact ("="
+		// with the threshold reached), LIMIT kept: obeyed without one,
+		// as Redis's mustObeyClient.
+		a.Limit = 0
+	} else if limitGiven {
 		if !a.Approx {
 			c.w.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
 			return -1

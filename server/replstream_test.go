@@ -180,3 +180,36 @@ redis.call('set','d','4')`
 		t.Errorf("replies and replication stream\nredis  %q\nsluice %q", want, got)
 	}
 }
+
+// An approximate trim with LIMIT reaches the AOF made exact with its
+// LIMIT kept, and the AOF's replay obeys it (Redis's unit/type/stream
+// "XADD with ~ MAXLEN and LIMIT can propagate correctly").
+func TestStreamTrimLimitAOFVsRedis(t *testing.T) {
+	args := []string{"--appendonly", "yes", "--enable-debug-command", "yes", "--stream-node-max-entries", "10"}
+	raddr := redistest.StartRedis(t, append(args, "--dir", t.TempDir())...)
+	_, saddr := redistest.StartSluiceArgs(t, args...)
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		do := func(args ...string) {
+			r, err := c.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		for i := 1; i <= 100; i++ {
+			c.Do("XADD", "s", strconv.Itoa(i)+"-1", "f", "v")
+		}
+		do("XADD", "s", "MAXLEN", "~", "55", "LIMIT", "30", "101-1", "f", "v")
+		do("XTRIM", "s", "MINID", "~", "90", "LIMIT", "10")
+		do("XLEN", "s")
+		do("DEBUG", "LOADAOF")
+		do("XLEN", "s")
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if strings.Join(want, "") != strings.Join(got, "") {
+		t.Errorf("redis %q\nsluice %q", want, got)
+	}
+}
