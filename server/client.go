@@ -47,6 +47,7 @@ type Client struct {
 	// earlier one with the same descriptor; ringPollOut says a poll for
 	// room in its socket is armed (loop_uring_linux.go).
 	ringGen     uint32
+	ringPeriod  int64 // the loop's period in which the ring last delivered c's input (loopRing.seen)
 	ringPollOut bool
 	ringSent    bool     // its held replies are in the ring's current send batch
 	tls         *tlsConn // TLS state, nil for plain connections (loop_tls_linux.go)

@@ -451,15 +451,16 @@ func (l *loop) unwatchListener(fd int) {
 // arrives through the ring when the loop has one, else epoll says when
 // to read. (TLS connections use epoll either way: handshakeDone.)
 func (l *loop) watchConn(c *Client) error {
-	if l.ring != nil {
+	if l.ring != nil && !l.ring.lent {
 		l.ring.watchConn(c)
 		return nil
 	}
 	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)})
 }
 
-// ringConn reports whether c's input comes through the loop's ring.
-func (l *loop) ringConn(c *Client) bool { return l.ring != nil && c.tls == nil }
+// ringConn reports whether c's input comes through the loop's ring (not
+// while a stand-in serves the loop: lend).
+func (l *loop) ringConn(c *Client) bool { return l.ring != nil && !l.ring.lent && c.tls == nil }
 
 // waitWritable has the loop call onWritable once c's socket takes output
 // again. again says the loop asked before and the socket was still full.
@@ -887,9 +888,10 @@ func (l *loop) close(c *Client) {
 	if c.tls != nil {
 		l.closeTLS(c)
 	}
-	if l.ringConn(c) {
+	if l.ring != nil && c.ringGen != 0 {
 		l.ring.unwatchConn(c)
-	} else {
+	}
+	if !l.ringConn(c) {
 		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	}
 	unix.Close(c.fd)
@@ -951,15 +953,15 @@ func (l *loop) shutdown() {
 // script's caller alone, and hands the loop back when stop is closed,
 // before the held goroutine touches the loop again.
 func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
-	if l.ring != nil {
-		l.standInRing(caller, stop)
-		return
-	}
 	rbuf, wbuf := l.rbuf, l.wbuf
 	l.rbuf, l.wbuf = make([]byte, readSize), nil
 	l.standingIn.Store(true)
-	if caller.fd >= 0 {
+	callerEpoll := caller.fd >= 0 && !l.ringConn(caller)
+	if callerEpoll {
 		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: 0, Fd: int32(caller.fd)})
+	}
+	if l.ring != nil {
+		l.ring.lend(caller)
 	}
 	events := make([]unix.EpollEvent, 128)
 	for {
@@ -967,7 +969,7 @@ func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
 		case <-stop:
 			l.standingIn.Store(false)
 			l.rbuf, l.wbuf = rbuf, wbuf
-			if caller.fd >= 0 {
+			if callerEpoll && caller.fd >= 0 {
 				ev := uint32(unix.EPOLLIN)
 				if len(caller.pending) > 0 {
 					ev |= unix.EPOLLOUT // output still waits for the socket
@@ -1027,6 +1029,9 @@ func (s *Server) whileHeld(caller *Client, after time.Duration, fn func()) {
 	if stop != nil {
 		close(stop)
 		<-done
+		if l := s.loops[caller.slot]; l.ring != nil {
+			l.ring.takeBack(caller)
+		}
 	}
 }
 

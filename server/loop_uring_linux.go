@@ -26,15 +26,26 @@ import (
 // io_uring_enter (sendHeld; with one client to answer, one write does as
 // well). So where an epoll loop makes an epoll_wait, then a read and a
 // write per connection with input, a ring loop makes one io_uring_enter
-// to send and one to wait, and the receives are done by the kernel as the
-// data arrives.
+// to send and one to wait, and the receives are done by the kernel on the
+// loop's thread when it enters the ring.
 //
-// A loop falls back to epoll alone when the ring cannot be set up (an old
-// kernel, io_uring disabled by sysctl or refused by a seccomp filter,
-// uring.Check failing), when its goroutine is not locked to its thread
-// (SLUICE_LOCK_THREADS=0: the receives' work runs on the thread that armed
-// them), or when SLUICE_IO_URING=0 says so; SLUICE_RING_SEND=0 keeps the
-// ring for input and writes replies with write(2).
+// The ring is single-issuer with deferred task work: the kernel queues a
+// connection's receive when its data arrives and wakes the loop only when
+// enough are queued for the wait it asked for. A loop that many clients
+// send to sleeps until half of them (up to batchMax) have sent, or for at
+// most batchWaitUs once one has, and serves them in one wake-up: on a
+// virtual machine a wake-up costs more than the work of a request. A loop
+// with one or two clients sending polls instead while polling pays
+// (spin.Gate): their requests come one at a time, and each sleep would
+// cost a wake-up per request. Only the loop's thread may enter the ring,
+// so a stand-in serving the loop during a long script uses epoll (lend).
+//
+// A loop falls back to epoll alone when the ring cannot be set up (a
+// kernel before 6.1, io_uring disabled by sysctl or refused by a seccomp
+// filter), when its goroutine is not locked to its thread
+// (SLUICE_LOCK_THREADS=0: the receives' work runs on the thread that set
+// the ring up), or when SLUICE_IO_URING=0 says so; SLUICE_RING_SEND=0 keeps
+// the ring for input and writes replies with write(2).
 
 // Kinds of request, in a completion's user data (top byte); the rest is
 // the connection's generation (24 bits) and descriptor (32 bits), so that
@@ -88,6 +99,55 @@ type loopRing struct {
 	// asked again before the loop waits (the ring reports new events only).
 	epollAgain bool
 	events     []unix.EpollEvent
+
+	// lent: a stand-in serves the loop while a script holds its goroutine
+	// (lend). Only the loop's thread may enter the ring, so meanwhile the
+	// connections are served through the loop's epoll descriptor, and
+	// what they would ask of the ring waits in later for takeBack.
+	lent  bool
+	later []ringOp
+
+	// The clients whose input the ring delivered in the current and the
+	// previous period of 2^20 ns (about a millisecond): see runRing.
+	period, activeNow, activeBefore int64
+}
+
+// ringOp is a request a stand-in leaves to the loop: arm c's receive
+// again, or (c nil) cancel the request with user data cancel.
+type ringOp struct {
+	c      *Client
+	cancel uint64
+}
+
+// Batching: while more than spinMaxActive clients send, a loop does not
+// poll, and a sleep waits for up to batchMax of their requests (half the
+// clients that sent lately), at most batchWaitUs µs once one is there.
+const (
+	spinMaxActive = 2
+	batchMax      = 16
+	batchWaitUs   = 50
+)
+
+// seen counts c as a client that sent in this period.
+func (rg *loopRing) seen(c *Client) {
+	if c.ringPeriod != rg.period {
+		c.ringPeriod = rg.period
+		rg.activeNow++
+	}
+}
+
+// active is how many clients sent in this period or the one before, at
+// now (nanotime).
+func (rg *loopRing) active(now int64) int64 {
+	if p := now >> 20; p != rg.period {
+		if p == rg.period+1 {
+			rg.activeBefore = rg.activeNow
+		} else {
+			rg.activeBefore = 0
+		}
+		rg.period, rg.activeNow = p, 0
+	}
+	return max(rg.activeNow, rg.activeBefore)
 }
 
 // newLoopRing sets up l's ring, on the loop's thread as it starts, or
@@ -96,10 +156,7 @@ func newLoopRing(l *loop) *loopRing {
 	if !useRing || !lockThreads {
 		return nil
 	}
-	r, err := uring.New(ringEntries, uring.SetupCoopTaskrun|uring.SetupTaskrunFlag)
-	if err != nil {
-		r, err = uring.New(ringEntries, 0)
-	}
+	r, err := uring.New(ringEntries, uring.SetupDeferTaskrun|uring.SetupSingleIssuer|uring.SetupTaskrunFlag)
 	if err != nil {
 		return nil
 	}
@@ -134,39 +191,55 @@ func (rg *loopRing) unwatchListener(fd int) {
 	rg.r.Cancel(ringData(ukListen, 0, fd), ringData(ukCancel, 0, 0))
 }
 
-// watchConn arms c's receive.
+// watchConn arms c's receive. Its generation is never 0: 0 marks a
+// connection the ring has not armed.
 func (rg *loopRing) watchConn(c *Client) {
-	rg.gen++
+	if rg.gen++; rg.gen&0xffffff == 0 {
+		rg.gen++
+	}
 	c.ringGen = rg.gen & 0xffffff
 	rg.armRecv(c)
 }
 
 func (rg *loopRing) armRecv(c *Client) {
+	if rg.lent {
+		rg.later = append(rg.later, ringOp{c: c})
+		return
+	}
 	rg.r.RecvMultishot(c.fd, rg.bufs.Group(), ringData(ukRecv, c.ringGen, c.fd))
 }
 
 // unwatchConn cancels c's requests; its socket closes for good once they
 // are gone (the kernel holds it meanwhile).
 func (rg *loopRing) unwatchConn(c *Client) {
-	rg.r.Cancel(ringData(ukRecv, c.ringGen, c.fd), ringData(ukCancel, 0, 0))
+	rg.cancel(ringData(ukRecv, c.ringGen, c.fd))
 	if c.ringPollOut {
 		c.ringPollOut = false
-		rg.r.Cancel(ringData(ukPollOut, c.ringGen, c.fd), ringData(ukCancel, 0, 0))
+		rg.cancel(ringData(ukPollOut, c.ringGen, c.fd))
 	}
+}
+
+func (rg *loopRing) cancel(userData uint64) {
+	if rg.lent {
+		rg.later = append(rg.later, ringOp{cancel: userData})
+		return
+	}
+	rg.r.Cancel(userData, ringData(ukCancel, 0, 0))
 }
 
 // pollOut has the ring say when c's socket takes output again.
 func (rg *loopRing) pollOut(c *Client) {
-	if c.ringPollOut {
+	if c.ringPollOut || rg.lent {
 		return
 	}
 	c.ringPollOut = true
 	rg.r.Poll(c.fd, unix.POLLOUT, false, ringData(ukPollOut, c.ringGen, c.fd))
 }
 
-// runRing is run's loop for a loop with a ring: wait for completions (or
-// poll for them while spinning pays, see spin.Gate), serve them, run the
-// posted work, commit and write what was held, and the cron.
+// runRing is run's loop for a loop with a ring: wait for completions (a
+// batch of them when many clients send; with one or two, poll for them
+// while polling pays, see spin.Gate), serve them, run the posted work,
+// commit and write what was held, and the cron.
 func (l *loop) runRing() {
 	rg := l.ring
 	r := rg.r
@@ -180,8 +253,9 @@ func (l *loop) runRing() {
 		}
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
+		active := rg.active(idleFrom)
 		woke := r.Ready()
-		if !woke && gate.Spinning() && l.tlsConns == 0 {
+		if !woke && active <= spinMaxActive && gate.Spinning() && l.tlsConns == 0 {
 			woke = l.spinRing(idleFrom + gate.Window())
 		}
 		if woke {
@@ -200,7 +274,7 @@ func (l *loop) runRing() {
 				if sample {
 					cpu0, wall0 = threadCPUTime(), nanotime()
 				}
-				r.SubmitAndWait(int64(100 * time.Millisecond))
+				r.SubmitAndWaitBatch(int64(100*time.Millisecond), uint32(min(active/2, batchMax)), batchWaitUs)
 				if sample {
 					wall := nanotime() - wall0
 					gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
@@ -301,6 +375,7 @@ func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 			return
 		}
 		if cqe.Res > 0 {
+			rg.seen(c)
 			id := cqe.BufID()
 			l.onData(c, rg.bufs.Buf(id, int(cqe.Res)))
 			rg.bufs.Recycle(id)
@@ -348,7 +423,9 @@ func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 			l.acceptAll(fd)
 		}
 	case ukEpoll:
-		l.ringEpoll()
+		if !rg.lent { // a stand-in waits on the epoll descriptor itself
+			l.ringEpoll()
+		}
 	}
 }
 
@@ -399,65 +476,90 @@ func (l *loop) onData(c *Client, data []byte) {
 	}
 }
 
-// standInRing is standIn for a loop with a ring: it serves the loop's
-// completions, leaving the caller's aside for the loop, and its epoll
-// descriptor's events.
-func (l *loop) standInRing(caller *Client, stop <-chan struct{}) {
-	rbuf, wbuf := l.rbuf, l.wbuf
-	l.rbuf, l.wbuf = make([]byte, readSize), nil
-	l.standingIn.Store(true)
-	callerEpoll := caller.fd >= 0 && !l.ringConn(caller)
-	if callerEpoll {
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: 0, Fd: int32(caller.fd)})
+// lend hands the loop to a stand-in (standIn) until takeBack. The ring
+// is single-issuer with deferred task work: only the loop's thread, held
+// by the script, may enter it, and nothing arrives through it until that
+// thread runs the receives it queued. So the stand-in serves what the
+// ring delivered already, in order (the caller's completions go aside
+// for the loop), and then watches the connections, the listeners and the
+// wake-up descriptor through the loop's epoll descriptor, reading and
+// writing as an epoll loop does. When completions wait in the kernel
+// (the queue overflowed), the ring's connections are left to the loop:
+// their input there must be served before what their sockets hold.
+func (rg *loopRing) lend(caller *Client) {
+	l := rg.l
+	rg.lent = true
+	watch := func(fd int, events uint32) {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
 	}
-	r := l.ring.r
-	for {
-		select {
-		case <-stop:
-			l.standingIn.Store(false)
-			l.rbuf, l.wbuf = rbuf, wbuf
-			if callerEpoll && caller.fd >= 0 {
+	watch(l.evfd, unix.EPOLLIN)
+	for fd := range l.lfds {
+		watch(fd, unix.EPOLLIN)
+	}
+	if !rg.r.Overflowed() {
+		for fd, c := range l.conns {
+			if c.ringGen != 0 && c != caller {
 				ev := uint32(unix.EPOLLIN)
-				if len(caller.pending) > 0 {
-					ev |= unix.EPOLLOUT // output still waits for the socket
+				if len(c.pending) > 0 {
+					ev |= unix.EPOLLOUT
 				}
-				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, caller.fd, &unix.EpollEvent{Events: ev, Fd: int32(caller.fd)})
-			}
-			return
-		default:
-		}
-		if d := l.ring.deferred; len(d) > 0 {
-			// Set aside by sendHeld meanwhile: served now, but the
-			// caller's, which go back aside in their order.
-			l.ring.deferred = nil
-			for _, cqe := range d {
-				l.onCompletion(cqe, caller)
+				watch(fd, ev)
 			}
 		}
-		if !r.Ready() {
-			r.SubmitAndWait(int64(10 * time.Millisecond))
-		}
-		for {
-			c := r.Peek()
-			if c == nil {
-				break
-			}
-			cqe := *c
-			r.Advance()
-			l.onCompletion(cqe, caller)
-		}
-		if r.NeedsEnter() || r.Pending() > 0 {
-			r.Submit(0)
-		}
-		l.releaseHeld()
 	}
+	d := rg.deferred
+	rg.deferred = nil
+	for _, cqe := range d {
+		l.onCompletion(cqe, caller)
+	}
+	for c := rg.r.Peek(); c != nil; c = rg.r.Peek() {
+		cqe := *c
+		rg.r.Advance()
+		l.onCompletion(cqe, caller)
+	}
+}
+
+// takeBack ends lend, on the loop's goroutine: the connections leave the
+// epoll descriptor, and the ring gets what the stand-in left for it:
+// receives to arm again (those that ended meanwhile, and the connections
+// accepted meanwhile), requests of closed connections to cancel, and a
+// wait for room where output is pending.
+func (rg *loopRing) takeBack(caller *Client) {
+	l := rg.l
+	unwatch := func(fd int) { unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil) }
+	unwatch(l.evfd)
+	for fd := range l.lfds {
+		unwatch(fd)
+	}
+	rg.lent = false
+	for _, op := range rg.later {
+		if op.c == nil {
+			rg.r.Cancel(op.cancel, ringData(ukCancel, 0, 0))
+		} else if op.c.fd >= 0 {
+			rg.armRecv(op.c)
+		}
+	}
+	rg.later = nil
+	for fd, c := range l.conns {
+		if c.tls != nil || c == caller {
+			continue
+		}
+		unwatch(fd)
+		if c.ringGen == 0 {
+			rg.watchConn(c)
+		}
+		if len(c.pending) > 0 {
+			rg.pollOut(c)
+		}
+	}
+	rg.epollAgain = true // what the stand-in left ready there
 }
 
 // ringSends reports whether c's replies go out through the ring: held
 // until the end of the loop's iteration, then sent with every other
 // client's (sendHeld).
 func (l *loop) ringSends(c *Client) bool {
-	return l.ring != nil && l.ring.sends && c.tls == nil && len(c.pending) == 0
+	return l.ring != nil && l.ring.sends && !l.ring.lent && c.tls == nil && len(c.pending) == 0
 }
 
 // sendHeld sends the held replies of the plain connections whose output

@@ -389,6 +389,71 @@ func TestScriptBusySingleLoop(t *testing.T) {
 	}
 }
 
+// The stand-in of a loop on io_uring serves the loop's connections
+// through epoll while the script holds the ring's thread, and hands them
+// back: a client that sent before the script, one that connects during
+// it, one that leaves during it, and input sent across the hand-back
+// (half a command before SCRIPT KILL, the rest after) keep working, in
+// order, afterwards. The same holds for a loop on epoll.
+func TestScriptBusyHandsConnectionsBack(t *testing.T) {
+	_, addr := redistest.StartSluice(t, "io-threads", "1", "busy-reply-threshold", "100")
+	a := redistest.Dial(t, addr)
+	b := redistest.Dial(t, addr)
+	gone := redistest.Dial(t, addr)
+	if r, _ := b.Do("SET", "k", "v0"); r != "+OK\r\n" {
+		t.Fatalf("SET before the script: %q", r)
+	}
+	done := make(chan string, 1)
+	go func() {
+		r, err := a.Do("EVAL", "while true do end", "0")
+		if err != nil {
+			r = err.Error()
+		}
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	busy := "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+	n := redistest.Dial(t, addr) // accepted by the stand-in
+	if r, _ := n.Do("PING"); r != busy {
+		t.Fatalf("PING from a client connected during the script = %q", r)
+	}
+	if r, _ := b.Do("GET", "k"); r != busy {
+		t.Fatalf("GET during the script = %q", r)
+	}
+	gone.Close()
+	// Half of a SET now; the rest once the script is gone.
+	whole := redistest.Encode("SET", "k", "v1")
+	b.Write(whole[:7])
+	if r, _ := n.Do("SCRIPT", "KILL"); r != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", r)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("script was not killed")
+	}
+	b.Write(whole[7:])
+	if r, err := redistest.ReadReply(b.R); r != "+OK\r\n" {
+		t.Fatalf("SET split across the hand-back = %q, %v", r, err)
+	}
+	var pipe []byte
+	for i := 0; i < 200; i++ {
+		pipe = append(pipe, redistest.Encode("INCR", "n")...)
+	}
+	n.Write(pipe)
+	for i := 1; i <= 200; i++ {
+		if r, err := redistest.ReadReply(n.R); r != fmt.Sprintf(":%d\r\n", i) {
+			t.Fatalf("INCR %d from the client the stand-in accepted = %q, %v", i, r, err)
+		}
+	}
+	if r, _ := a.Do("GET", "k"); r != "$2\r\nv1\r\n" {
+		t.Fatalf("GET k after the script = %q", r)
+	}
+	if r, _ := b.Do("CLIENT", "LIST"); strings.Count(r, "id=") != 3 {
+		t.Fatalf("CLIENT LIST after one client left during the script:\n%s", r)
+	}
+}
+
 // Errors of commands a script calls count once in INFO errorstats (not
 // again when the script passes them on), commands refused from a script
 // count as rejected_calls, and each call is timed on its own.

@@ -6,9 +6,10 @@
 // with a provided buffer, many times over one request; send; poll;
 // cancel), and a ring of provided buffers that receives fill.
 //
-// One loop owns one ring and uses it from one goroutine at a time (the
-// event loop's, or its stand-in's while the loop is held by a script);
-// nothing here locks. The memory the kernel reads or writes (the rings,
+// One loop owns one ring and uses it from one goroutine, locked to the
+// thread that set the ring up (rings are made single-issuer, with the
+// completions' work deferred until that thread asks for it: see
+// SubmitAndWaitBatch); nothing here locks. The memory the kernel reads or writes (the rings,
 // the submission entries, the provided buffers) is mapped outside the Go
 // heap, so the collector neither scans nor frees it.
 package uring
@@ -64,6 +65,7 @@ const (
 	registerPbufRing = 22
 	featNoDrop       = 1 << 1
 	featExtArg       = 1 << 8
+	featMinTimeout   = 1 << 15
 	offSQRing        = 0
 	offCQRing        = 0x8000000
 	offSQEs          = 0x10000000
@@ -123,7 +125,7 @@ type cqOffsets struct {
 type getEventsArg struct {
 	sigmask   uint64
 	sigmaskSz uint32
-	pad       uint32
+	minWaitUs uint32 // 0 before Linux 6.12 (IORING_FEAT_MIN_TIMEOUT)
 	ts        uint64
 }
 
@@ -153,6 +155,9 @@ type Ring struct {
 	waitTS  unix.Timespec
 	waitArg getEventsArg
 
+	// minTimeout: the kernel takes a batch wait's shorter time limit.
+	minTimeout bool
+
 	// Enters counts io_uring_enter calls (for tests and benchmarks).
 	Enters atomic.Int64
 }
@@ -174,7 +179,7 @@ func New(entries uint32, flags uint32) (*Ring, error) {
 	if e != 0 {
 		return nil, e
 	}
-	r := &Ring{fd: int(fd)}
+	r := &Ring{fd: int(fd), minTimeout: p.features&featMinTimeout != 0}
 	if p.features&featNoDrop == 0 || p.features&featExtArg == 0 || p.features&1 == 0 {
 		unix.Close(r.fd)
 		return nil, ErrUnsupported
@@ -286,14 +291,32 @@ func (r *Ring) Submit(wait uint32) (int, error) {
 // ETIME and a signal EINTR (neither loses anything). The caller looks at
 // the completion queue either way.
 func (r *Ring) SubmitAndWait(timeoutNs int64) (int, error) {
+	return r.SubmitAndWaitBatch(timeoutNs, 1, 0)
+}
+
+// BatchWaits reports whether the kernel can wait for a batch of
+// completions with a time limit on the batch (Linux 6.12 and later).
+func (r *Ring) BatchWaits() bool { return r.minTimeout }
+
+// SubmitAndWaitBatch is SubmitAndWait for a batch: it returns once want
+// completions are there, or once batchUs microseconds have passed and at
+// least one is, or at timeout. On a ring with deferred task work (Setup
+// DeferTaskrun) the thread is not woken before that: the receives wait,
+// queued, until it runs them as it returns, so a loop serving many
+// clients pays one wake-up for several requests instead of one each.
+// Without BatchWaits it waits for one completion.
+func (r *Ring) SubmitAndWaitBatch(timeoutNs int64, want uint32, batchUs uint32) (int, error) {
+	if want < 1 || !r.minTimeout || batchUs == 0 {
+		want, batchUs = 1, 0
+	}
 	n := r.flush()
 	r.Enters.Add(1)
-	r.waitArg = getEventsArg{}
+	r.waitArg = getEventsArg{minWaitUs: batchUs}
 	if timeoutNs > 0 {
 		r.waitTS = unix.NsecToTimespec(timeoutNs)
 		r.waitArg.ts = uint64(uintptr(unsafe.Pointer(&r.waitTS)))
 	}
-	got, _, e := syscall.Syscall6(sysEnter, uintptr(r.fd), uintptr(n), 1, enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&r.waitArg)), unsafe.Sizeof(r.waitArg))
+	got, _, e := syscall.Syscall6(sysEnter, uintptr(r.fd), uintptr(n), uintptr(want), enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&r.waitArg)), unsafe.Sizeof(r.waitArg))
 	if e != 0 {
 		return int(got), e
 	}
@@ -329,6 +352,12 @@ func (r *Ring) Ready() bool {
 // or work that only an io_uring_enter runs.
 func (r *Ring) NeedsEnter() bool {
 	return atomic.LoadUint32(r.sqFlags)&(sqCQOverflow|sqTaskrun) != 0
+}
+
+// Overflowed reports whether completions the queue had no room for wait
+// in the kernel (an io_uring_enter moves them to the queue).
+func (r *Ring) Overflowed() bool {
+	return atomic.LoadUint32(r.sqFlags)&sqCQOverflow != 0
 }
 
 // RecvMultishot arms a receive on fd that completes once for each chunk
