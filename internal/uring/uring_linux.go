@@ -25,7 +25,6 @@ import (
 
 // Setup flags (io_uring_setup(2)).
 const (
-	SetupCoopTaskrun  = 1 << 8
 	SetupTaskrunFlag  = 1 << 9
 	SetupSingleIssuer = 1 << 12
 	SetupDeferTaskrun = 1 << 13

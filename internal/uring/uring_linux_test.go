@@ -5,7 +5,9 @@ package uring
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -216,5 +218,66 @@ func TestCheck(t *testing.T) {
 	}
 	if err := Check(); err != nil {
 		t.Fatalf("Check: %v", err)
+	}
+}
+
+// A ring with deferred task work, as the loops set it up, waiting for a
+// batch: with data on one of four sockets the wait holds out for the
+// batch's time limit and then returns with that one receive; with data on
+// all four it returns with the four, long before its limit. The receives'
+// work is run by the waiting thread, so the test stays on its thread.
+func TestSubmitAndWaitBatch(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r, err := New(64, SetupDeferTaskrun|SetupSingleIssuer|SetupTaskrunFlag)
+	if err != nil {
+		t.Skipf("deferred task work not available here: %v", err)
+	}
+	defer r.Close()
+	if !r.BatchWaits() {
+		t.Skip("no batch waits before Linux 6.12")
+	}
+	br, err := r.RegisterBufRing(1, 16, 64)
+	if err != nil {
+		t.Skipf("provided buffer rings not available: %v", err)
+	}
+	defer br.Free()
+	var peers []int
+	for i := 0; i < 4; i++ {
+		a, b := socketPair(t)
+		r.RecvMultishot(a, br.Group(), uint64(i))
+		peers = append(peers, b)
+	}
+	if _, err := r.Submit(0); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() int {
+		n := 0
+		for c := r.Peek(); c != nil; c = r.Peek() {
+			if c.Flags&CQEFBuffer != 0 {
+				br.Recycle(c.BufID())
+			}
+			r.Advance()
+			n++
+		}
+		return n
+	}
+	unix.Write(peers[0], []byte("x"))
+	start := time.Now()
+	if _, err := r.SubmitAndWaitBatch(int64(5*time.Second), 4, 200000); err != nil && err != unix.ETIME && err != unix.EINTR {
+		t.Fatal(err)
+	}
+	if waited, n := time.Since(start), drain(); n != 1 || waited < 200*time.Millisecond || waited >= 5*time.Second {
+		t.Fatalf("one receive of a batch of four: %d completions after %v, want 1 after the batch's 200ms", n, waited)
+	}
+	for _, p := range peers {
+		unix.Write(p, []byte("y"))
+	}
+	start = time.Now()
+	if _, err := r.SubmitAndWaitBatch(int64(5*time.Second), 4, 4000000); err != nil && err != unix.ETIME && err != unix.EINTR {
+		t.Fatal(err)
+	}
+	if waited, n := time.Since(start), drain(); n != 4 || waited >= 4*time.Second {
+		t.Fatalf("a full batch: %d completions after %v, want 4 at once", n, waited)
 	}
 }
