@@ -951,7 +951,9 @@ func (l *loop) shutdown() {
 // SHUTDOWN NOSAVE get through. It uses buffers of its own (the held
 // goroutine is in the middle of a batch with the loop's), leaves the
 // script's caller alone, and hands the loop back when stop is closed,
-// before the held goroutine touches the loop again.
+// before the held goroutine touches the loop again. A loop's ring cannot
+// be entered from the stand-in's thread: its connections are served
+// through the epoll descriptor meanwhile (loopRing.lend, takeBack).
 func (l *loop) standIn(caller *Client, stop <-chan struct{}) {
 	rbuf, wbuf := l.rbuf, l.wbuf
 	l.rbuf, l.wbuf = make([]byte, readSize), nil
