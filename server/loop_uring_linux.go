@@ -486,7 +486,8 @@ func (l *loop) onData(c *Client, data []byte) {
 // ring delivered already, in order (the caller's completions go aside
 // for the loop), and then watches the connections, the listeners and the
 // wake-up descriptor through the loop's epoll descriptor, reading and
-// writing as an epoll loop does. When completions wait in the kernel
+// writing as an epoll loop does (the replies to what the ring delivered
+// are written at once). When completions wait in the kernel
 // (the queue overflowed), the ring's connections are left to the loop:
 // their input there must be served before what their sockets hold.
 func (rg *loopRing) lend(caller *Client) {
@@ -520,6 +521,7 @@ func (rg *loopRing) lend(caller *Client) {
 		rg.r.Advance()
 		l.onCompletion(cqe, caller)
 	}
+	l.releaseHeld()
 }
 
 // takeBack ends lend, on the loop's goroutine: the connections leave the

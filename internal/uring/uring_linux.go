@@ -6,12 +6,13 @@
 // with a provided buffer, many times over one request; send; poll;
 // cancel), and a ring of provided buffers that receives fill.
 //
-// One loop owns one ring and uses it from one goroutine, locked to the
-// thread that set the ring up (rings are made single-issuer, with the
-// completions' work deferred until that thread asks for it: see
-// SubmitAndWaitBatch); nothing here locks. The memory the kernel reads or writes (the rings,
-// the submission entries, the provided buffers) is mapped outside the Go
-// heap, so the collector neither scans nor frees it.
+// One loop owns one ring and enters it only from the thread that set it
+// up (the loops' rings are single-issuer, with the completions' work
+// deferred until that thread asks for it: see SubmitAndWaitBatch); one
+// goroutine at a time uses it, and nothing here locks. The memory the
+// kernel reads or writes (the rings, the submission entries, the provided
+// buffers) is mapped outside the Go heap, so the collector neither scans
+// nor frees it.
 package uring
 
 import (
@@ -305,7 +306,7 @@ func (r *Ring) BatchWaits() bool { return r.minTimeout }
 // clients pays one wake-up for several requests instead of one each.
 // Without BatchWaits it waits for one completion.
 func (r *Ring) SubmitAndWaitBatch(timeoutNs int64, want uint32, batchUs uint32) (int, error) {
-	if want < 1 || !r.minTimeout || batchUs == 0 {
+	if want <= 1 || !r.minTimeout || batchUs == 0 {
 		want, batchUs = 1, 0
 	}
 	n := r.flush()
