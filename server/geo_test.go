@@ -15,14 +15,8 @@ func TestGeoWakesBlocked(t *testing.T) {
 	r, s := sortTargets(t, func(t *testing.T, addr string) []string {
 		a := redistest.Dial(t, addr)
 		p := redistest.Dial(t, addr)
-		var out []string
-		do := func(args ...string) {
-			rep, err := p.Do(args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, rep)
-		}
+		rec := redistest.NewRecorder(t, p)
+		do := rec.Do
 		for _, cmd := range [][]string{
 			{"GEOADD", "k", "13.361389", "38.115556", "Palermo"},
 			{"GEORADIUS", "src", "15", "37", "200", "km", "STORE", "k"},
@@ -37,12 +31,12 @@ func TestGeoWakesBlocked(t *testing.T) {
 			do(cmd...)
 			select {
 			case rep := <-got:
-				out = append(out, rep)
+				rec.Replies = append(rec.Replies, rep)
 			case <-time.After(3 * time.Second):
 				t.Fatalf("BZPOPMIN was not served after %v", cmd)
 			}
 		}
-		return out
+		return rec.Replies
 	})
 	sortCompare(t, r, s)
 }

@@ -157,23 +157,17 @@ redis.call('set','d','4')`
 	run := func(addr string) []string {
 		stream := replicationStream(t, addr)
 		c := redistest.Dial(t, addr)
-		var out []string
-		do := func(args ...string) {
-			r, err := c.Do(args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, r)
-		}
+		rec := redistest.NewRecorder(t, c)
+		do := rec.Do
 		do("EVAL", script, "0")
 		do("EVAL", "redis.set_repl(redis.REPL_NONE) redis.call('set','e','5') redis.call('set','f','6')", "0")
 		do("EVAL", "redis.set_repl(42)", "0")
 		do("SET", "end", "x")
 		stream.SetReadDeadline(time.Now().Add(10 * time.Second))
-		out = append(out, streamUntil(t, stream.R, "end")...)
+		rec.Replies = append(rec.Replies, streamUntil(t, stream.R, "end")...)
 		do("DEBUG", "LOADAOF")
 		do("MGET", "a", "b", "c", "d", "e", "f")
-		return out
+		return rec.Replies
 	}
 	want, got := run(raddr), run(saddr)
 	if strings.Join(want, "") != strings.Join(got, "") {
@@ -190,14 +184,8 @@ func TestStreamTrimLimitAOFVsRedis(t *testing.T) {
 	_, saddr := redistest.StartSluiceArgs(t, args...)
 	run := func(addr string) []string {
 		c := redistest.Dial(t, addr)
-		var out []string
-		do := func(args ...string) {
-			r, err := c.Do(args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, r)
-		}
+		rec := redistest.NewRecorder(t, c)
+		do := rec.Do
 		for i := 1; i <= 100; i++ {
 			c.Do("XADD", "s", strconv.Itoa(i)+"-1", "f", "v")
 		}
@@ -206,7 +194,7 @@ func TestStreamTrimLimitAOFVsRedis(t *testing.T) {
 		do("XLEN", "s")
 		do("DEBUG", "LOADAOF")
 		do("XLEN", "s")
-		return out
+		return rec.Replies
 	}
 	want, got := run(raddr), run(saddr)
 	if strings.Join(want, "") != strings.Join(got, "") {

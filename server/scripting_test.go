@@ -343,6 +343,21 @@ return 1`
 	}
 }
 
+// runawayScript starts a script that never ends on c and gives it 300 ms
+// to pass busy-reply-threshold; its reply (or error) comes on the channel.
+func runawayScript(c *redistest.Conn) <-chan string {
+	done := make(chan string, 1)
+	go func() {
+		r, err := c.Do("EVAL", "while true do end", "0")
+		if err != nil {
+			r = err.Error()
+		}
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	return done
+}
+
 // With a single event loop every client shares the script's loop: the
 // stand-in must serve them (BUSY, SCRIPT KILL) while the script runs, and
 // SHUTDOWN NOSAVE must not wait for a runaway script.
@@ -350,15 +365,7 @@ func TestScriptBusySingleLoop(t *testing.T) {
 	_, addr := redistest.StartSluice(t, "io-threads", "1", "busy-reply-threshold", "100")
 	a := redistest.Dial(t, addr)
 	b := redistest.Dial(t, addr) // connected before the script: same loop
-	done := make(chan string, 1)
-	go func() {
-		r, err := a.Do("EVAL", "while true do end", "0")
-		if err != nil {
-			r = err.Error()
-		}
-		done <- r
-	}()
-	time.Sleep(300 * time.Millisecond)
+	done := runawayScript(a)
 	for _, tc := range []struct{ args, want []string }{
 		{[]string{"PING"}, []string{"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"}},
 		{[]string{"GET", "x"}, []string{"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"}},
@@ -403,15 +410,7 @@ func TestScriptBusyHandsConnectionsBack(t *testing.T) {
 	if r, _ := b.Do("SET", "k", "v0"); r != "+OK\r\n" {
 		t.Fatalf("SET before the script: %q", r)
 	}
-	done := make(chan string, 1)
-	go func() {
-		r, err := a.Do("EVAL", "while true do end", "0")
-		if err != nil {
-			r = err.Error()
-		}
-		done <- r
-	}()
-	time.Sleep(300 * time.Millisecond)
+	done := runawayScript(a)
 	busy := "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
 	n := redistest.Dial(t, addr) // accepted by the stand-in
 	if r, _ := n.Do("PING"); r != busy {

@@ -38,14 +38,8 @@ func TestSortStoreWakesBlocked(t *testing.T) {
 	r, s := sortTargets(t, func(t *testing.T, addr string) []string {
 		a := redistest.Dial(t, addr)
 		p := redistest.Dial(t, addr)
-		var out []string
-		do := func(args ...string) {
-			rep, err := p.Do(args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, rep)
-		}
+		rec := redistest.NewRecorder(t, p)
+		do := rec.Do
 		do("RPUSH", "src", "3", "1", "2")
 		got := make(chan string, 1)
 		go func() { rep, _ := a.Do("BLPOP", "dst", "5"); got <- rep }()
@@ -53,12 +47,12 @@ func TestSortStoreWakesBlocked(t *testing.T) {
 		do("SORT", "src", "DESC", "STORE", "dst")
 		select {
 		case rep := <-got:
-			out = append(out, rep)
+			rec.Replies = append(rec.Replies, rep)
 		case <-time.After(3 * time.Second):
 			t.Fatal("BLPOP was not served")
 		}
 		do("LRANGE", "dst", "0", "-1")
-		return out
+		return rec.Replies
 	})
 	sortCompare(t, r, s)
 }

@@ -295,3 +295,25 @@ func StartRedisTLS(tb testing.TB, c *tlstest.Certs, directives ...string) string
 	tb.Fatal("redis-server with TLS did not start")
 	return ""
 }
+
+// Recorder sends commands on one connection and keeps their raw replies
+// in order (the tests that compare a run against redis-server with one
+// against Sluice); a connection error fails the test.
+type Recorder struct {
+	tb      testing.TB
+	c       *Conn
+	Replies []string
+}
+
+// NewRecorder records the replies of the commands sent on c.
+func NewRecorder(tb testing.TB, c *Conn) *Recorder { return &Recorder{tb: tb, c: c} }
+
+// Do sends one command and keeps its reply.
+func (r *Recorder) Do(args ...string) {
+	r.tb.Helper()
+	rep, err := r.c.Do(args...)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	r.Replies = append(r.Replies, rep)
+}
