@@ -11,7 +11,8 @@ import (
 // invariants: it never panics, never consumes more than it was given,
 // multibulk arguments point into the caller's buffer, the outcome does not
 // depend on how the bytes are split, and the commands it returns survive a
-// round trip through the multibulk encoding. The seed corpus is in
+// round trip through the multibulk encoding; Peek agrees with it on every
+// command Peek reads. The seed corpus is in
 // testdata/fuzz/FuzzParser, plus every case of TestParser.
 //
 //	go test -run '^$' -fuzz FuzzParser -fuzztime 60s ./resp/
@@ -22,6 +23,7 @@ func FuzzParser(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkPeek(t, data)
 		parsers := []func() *Parser{
 			func() *Parser { return new(Parser) },
 			func() *Parser { return &Parser{MaxBulkLen: 100, AuthRequired: true} },

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicedb/sluice/internal/spin"
 
 	"github.com/sluicedb/sluice/resp"
+	"github.com/sluicedb/sluice/store"
 )
 
 const eventLoopsSupported = true
@@ -63,6 +64,10 @@ type loop struct {
 	lastYield  int64         // nanotime of the loop's last yield (yieldIfDue)
 	started    chan struct{} // closed once run has set up the loop's ring (or found none)
 	heldBufs   [][]byte
+
+	// pf gathers the keys of the input an iteration serves, to fetch
+	// their lines of the keyspace together (prefetchInput).
+	pf store.Prefetcher
 }
 
 const readSize = 64 * 1024
@@ -563,6 +568,8 @@ func (l *loop) onReadable(c *Client) {
 			return
 		}
 		buf = l.rbuf[:n]
+		l.prefetchInput(c, buf)
+		l.runPrefetch()
 	} else {
 		if !l.growQbuf(c) {
 			return
@@ -1077,3 +1084,35 @@ func (s *Server) heldWatchdog() {
 // heldByScript reports whether a stand-in is serving the loop (its own
 // goroutine is held by a script that has the keyspace locked).
 func (l *loop) heldByScript() bool { return l.standingIn.Load() }
+
+// prefetchInput queues the keys of the commands in data, input that c's
+// next process call starts with, for runPrefetch. It reports false once
+// the batch is full. Input that continues a partly received command, or
+// that waits behind a blocked client, is left alone.
+func (l *loop) prefetchInput(c *Client, data []byte) bool {
+	if len(c.qbuf) != 0 || c.blocked || c.fd < 0 || c.p.InProgress() {
+		return true
+	}
+	db := c.DB()
+	for len(data) > 0 {
+		key, n := resp.Peek(data)
+		if n == 0 {
+			break
+		}
+		if key != nil && !l.pf.Add(db, key) {
+			return false
+		}
+		data = data[n:]
+	}
+	return true
+}
+
+// runPrefetch fetches the lines of the keys prefetchInput queued, when
+// there are several: the point is to overlap their cache misses.
+func (l *loop) runPrefetch() {
+	if l.pf.Len() < 2 {
+		l.pf.Reset()
+		return
+	}
+	l.pf.Run(l.srv.ks, l.id)
+}

@@ -342,7 +342,12 @@ func (l *loop) reapRing() {
 	// served (a write runs the receives the kernel queued), and work
 	// posted meanwhile (CLIENT KILL closing a client, say) must run
 	// before input that arrived after it.
+	var fetched uint32 // completions ahead whose keys were prefetched
 	for n := r.Count(); n > 0; n-- {
+		if fetched == 0 {
+			fetched = l.prefetchRing(n)
+		}
+		fetched--
 		c := r.Peek()
 		if c == nil {
 			break
@@ -355,6 +360,34 @@ func (l *loop) reapRing() {
 		// Completions the queue had no room for wait in the kernel.
 		r.Submit(0)
 	}
+}
+
+// prefetchRing has the keys of the commands that the next completions
+// (up to n) carry fetched together, before they are served (see
+// store.Prefetcher), and returns how many completions it looked at.
+func (l *loop) prefetchRing(n uint32) uint32 {
+	rg := l.ring
+	i := uint32(0)
+	for i < n {
+		cqe := rg.r.PeekAt(i)
+		if cqe == nil {
+			break
+		}
+		i++
+		ud := cqe.UserData
+		if ud>>56 != ukRecv || cqe.Res <= 0 || cqe.Flags&uring.CQEFBuffer == 0 {
+			continue
+		}
+		c := l.conns[int(int32(uint32(ud)))]
+		if c == nil || c.ringGen != uint32(ud>>32)&0xffffff {
+			continue
+		}
+		if !l.prefetchInput(c, rg.bufs.Buf(cqe.BufID(), int(cqe.Res))) {
+			break
+		}
+	}
+	l.runPrefetch()
+	return max(i, 1)
 }
 
 // onCompletion serves one completion. A stand-in passes the client it

@@ -2,6 +2,7 @@ package store
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -26,6 +27,20 @@ type keyMap struct {
 	slots []kslot
 	n     int // keys
 	used  int // keys and tombstones
+	// view is a *kmView of the arrays, replaced with them, for readers
+	// that take no lock and only need a consistent pair (Prefetcher):
+	// the slices themselves are three words each, written one by one.
+	view unsafe.Pointer
+}
+
+type kmView struct {
+	tags  []uint8
+	slots []kslot
+}
+
+// publish makes the table's current arrays its view.
+func (m *keyMap) publish() {
+	atomic.StorePointer(&m.view, unsafe.Pointer(&kmView{m.tags, m.slots}))
 }
 
 type kslot struct {
@@ -169,6 +184,7 @@ func (m *keyMap) grow() {
 	if m.tags == nil {
 		m.tags = make([]uint8, kmMinSize)
 		m.slots = make([]kslot, kmMinSize)
+		m.publish()
 		return
 	}
 	if m.n*2 < m.used {
@@ -200,6 +216,7 @@ func (m *keyMap) rebuild(size int) {
 		m.tags[i] = t
 		m.slots[i] = s
 	}
+	m.publish()
 }
 
 // size is the allocation of the table's arrays.

@@ -333,6 +333,16 @@ func (r *Ring) Peek() *CQE {
 	return &r.cqes[head&r.cqMask]
 }
 
+// PeekAt returns the i-th completion waiting to be consumed (0 is Peek's),
+// or nil when fewer are waiting.
+func (r *Ring) PeekAt(i uint32) *CQE {
+	head := atomic.LoadUint32(r.cqHead)
+	if atomic.LoadUint32(r.cqTail)-head <= i {
+		return nil
+	}
+	return &r.cqes[(head+i)&r.cqMask]
+}
+
 // Advance consumes the completion Peek returned.
 func (r *Ring) Advance() {
 	atomic.StoreUint32(r.cqHead, atomic.LoadUint32(r.cqHead)+1)
