@@ -30,17 +30,22 @@ func Peek(buf []byte) (arg []byte, n int) {
 	return arg, pos
 }
 
-// peekLen reads the decimal number at buf[i:] up to its CRLF, as Next
-// reads it (ParseInt), and returns it and the position after the CRLF.
+// peekLen reads the length at buf[i:] up to its CRLF and returns it and
+// the position after the CRLF. It takes what Next takes (ParseInt) less
+// negative numbers: digits without a leading zero, or "0".
 func peekLen(buf []byte, i int) (v int64, next int, ok bool) {
 	start := i
-	for i < len(buf) && i-start <= 20 && (buf[i] >= '0' && buf[i] <= '9' || buf[i] == '-') {
-		i++
+	for ; i < len(buf); i++ {
+		d := buf[i] - '0'
+		if d > 9 {
+			break
+		}
+		v = v*10 + int64(d)
 	}
-	if i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
+	if n := i - start; n == 0 || n > 18 || n > 1 && buf[start] == '0' {
 		return 0, 0, false
 	}
-	if v, ok = ParseInt(buf[start:i]); !ok {
+	if i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
 		return 0, 0, false
 	}
 	return v, i + 2, true

@@ -331,7 +331,12 @@ func (l *loop) spinRing(deadline int64) bool {
 // next one).
 func (l *loop) reapRing() {
 	rg := l.ring
+	fetched := 0 // completions ahead whose keys were prefetched
 	for len(rg.deferred) > 0 {
+		if fetched == 0 {
+			fetched = l.prefetchRing(len(rg.deferred), func(i int) *uring.CQE { return &rg.deferred[i] })
+		}
+		fetched--
 		cqe := rg.deferred[0]
 		rg.deferred = rg.deferred[1:]
 		l.onCompletion(cqe, nil)
@@ -342,10 +347,10 @@ func (l *loop) reapRing() {
 	// served (a write runs the receives the kernel queued), and work
 	// posted meanwhile (CLIENT KILL closing a client, say) must run
 	// before input that arrived after it.
-	var fetched uint32 // completions ahead whose keys were prefetched
+	fetched = 0
 	for n := r.Count(); n > 0; n-- {
 		if fetched == 0 {
-			fetched = l.prefetchRing(n)
+			fetched = l.prefetchRing(int(n), func(i int) *uring.CQE { return r.PeekAt(uint32(i)) })
 		}
 		fetched--
 		c := r.Peek()
@@ -363,13 +368,14 @@ func (l *loop) reapRing() {
 }
 
 // prefetchRing has the keys of the commands that the next completions
-// (up to n) carry fetched together, before they are served (see
-// store.Prefetcher), and returns how many completions it looked at.
-func (l *loop) prefetchRing(n uint32) uint32 {
-	rg := l.ring
-	i := uint32(0)
+// carry fetched together before they are served (see store.Prefetcher):
+// the n completions at(0)...at(n-1), or as many as fill a batch. It
+// returns how many completions it looked at. Completions come from the
+// queue, or from those sendHeld set aside while it waited for its sends.
+func (l *loop) prefetchRing(n int, at func(i int) *uring.CQE) int {
+	i := 0
 	for i < n {
-		cqe := rg.r.PeekAt(i)
+		cqe := at(i)
 		if cqe == nil {
 			break
 		}
@@ -382,7 +388,10 @@ func (l *loop) prefetchRing(n uint32) uint32 {
 		if c == nil || c.ringGen != uint32(ud>>32)&0xffffff {
 			continue
 		}
-		if !l.prefetchInput(c, rg.bufs.Buf(cqe.BufID(), int(cqe.Res))) {
+		if !l.prefetchInput(c, l.ring.bufs.Buf(cqe.BufID(), int(cqe.Res))) {
+			if i > 1 {
+				i-- // not all its keys fit: it starts the next batch
+			}
 			break
 		}
 	}
