@@ -110,7 +110,7 @@ func (p *Parser) Next(buf []byte) (n int, args [][]byte, err error) {
 		if nl+1 >= len(buf) {
 			return 0, nil, ErrIncomplete
 		}
-		ll, ok := ParseInt(buf[1:nl])
+		ll, ok := parseLen(buf[1:nl])
 		if !ok || ll > 1<<31-1 {
 			return 0, nil, ErrInvalidMbulk
 		}
@@ -152,7 +152,7 @@ func (p *Parser) Next(buf []byte) (n int, args [][]byte, err error) {
 			if rest[0] != '$' {
 				return 0, nil, &ProtocolError{"ERR Protocol error: expected '$', got '" + string(rest[:1]) + "'"}
 			}
-			ll, ok := ParseInt(rest[1:nl])
+			ll, ok := parseLen(rest[1:nl])
 			if !ok || ll < 0 || ll > maxBulk {
 				return 0, nil, ErrInvalidBulk
 			}
@@ -332,6 +332,22 @@ func (p *Parser) splitInline(line []byte) bool {
 	}
 	p.inline, p.ioffs = out, offs
 	return true
+}
+
+// parseLen is ParseInt for a header's count or length, with the one and
+// two digits that most of them have read inline.
+func parseLen(b []byte) (int64, bool) {
+	switch len(b) {
+	case 1:
+		if d := b[0] - '0'; d <= 9 {
+			return int64(d), true
+		}
+	case 2:
+		if d0, d1 := b[0]-'1', b[1]-'0'; d0 <= 8 && d1 <= 9 {
+			return int64(d0+1)*10 + int64(d1), true
+		}
+	}
+	return ParseInt(b)
 }
 
 // ParseInt parses a decimal integer exactly as Redis's string2ll does: an

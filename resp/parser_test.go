@@ -533,3 +533,25 @@ func BenchmarkParseBigArg(b *testing.B) {
 		}
 	}
 }
+
+// TestParseLen checks the inline reading of short lengths against
+// ParseInt, for every string of up to three bytes drawn from digits, a
+// minus sign and two other bytes.
+func TestParseLen(t *testing.T) {
+	alphabet := []byte("0123456789-+ ")
+	var check func(b []byte)
+	check = func(b []byte) {
+		v, ok := parseLen(b)
+		wv, wok := ParseInt(b)
+		if v != wv || ok != wok {
+			t.Fatalf("parseLen(%q) = %d, %v; ParseInt: %d, %v", b, v, ok, wv, wok)
+		}
+		if len(b) == 3 {
+			return
+		}
+		for _, c := range alphabet {
+			check(append(b[:len(b):len(b)], c))
+		}
+	}
+	check(nil)
+}
