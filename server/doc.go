@@ -5,7 +5,8 @@
 // What is where:
 //   - loops and connections: listen.go; loop_linux.go (event loops that own
 //     their connections: read, run every complete command, write once per
-//     batch; hold replies for the AOF's group commit); loop_uring_linux.go
+//     batch; hold replies for the AOF's group commit; prefetch the keys of
+//     what arrived, store.Prefetcher); loop_uring_linux.go
 //     (the loops on io_uring: input through multishot receives, a pass's
 //     replies sent together; internal/uring holds the ring);
 //     loop_tls_linux.go (TLS on the loops); spin.go (whether loops

@@ -27,7 +27,9 @@ import (
 // well). So where an epoll loop makes an epoll_wait, then a read and a
 // write per connection with input, a ring loop makes one io_uring_enter
 // to send and one to wait, and the receives are done by the kernel on the
-// loop's thread when it enters the ring.
+// loop's thread when it enters the ring. Before a loop serves the
+// receives it has, it prefetches the keys their commands name, many
+// connections' at once (prefetchRing).
 //
 // The ring is single-issuer with deferred task work: the kernel queues a
 // connection's receive when its data arrives and wakes the loop only when

@@ -6,6 +6,8 @@
 // would count them (mem.go); maxmemory-policy's choice of victims, from a
 // pool of sampled candidates (evictpool.go: Evictor); point-in-time
 // snapshots taken without stopping the world (snapshot.go: BeginSnapshot,
-// Walk); and the digests of values and of the dataset DEBUG DIGEST
-// reports (digest.go).
+// Walk); the digests of values and of the dataset DEBUG DIGEST reports
+// (digest.go); and the prefetching of a batch's keys, whose cache misses
+// the event loops overlap before they run the batch (prefetch.go:
+// Prefetcher).
 package store
