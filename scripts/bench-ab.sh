@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench-ab.sh: server CPU per request of several builds against redis-server,
+# interleaved, for before/after comparisons of a change.
+#
+# Each round starts each server in turn (redis-server first, then each
+# build given), fills it with SET -P 16 (-r 100000: the keys the cases then
+# read and overwrite, as redis-benchmark -t set,get does), and runs the
+# cases one redis-benchmark each, reading the server's CPU time (the sum
+# of its threads' /proc schedstat run times, in ns) around each. It prints
+# a line per round and, at the end, each build's median and mean ratio to
+# redis-server's CPU per request (and rps) in the same round.
+#
+# Usage: scripts/bench-ab.sh ROUNDS BIN...
+#   CASES   "TEST PIPELINE REQUESTS|...", default
+#           "get 16 1000000|get 1 150000|set 1 150000|set 16 1000000"
+#   C       clients (default 50); D: value size (redis-benchmark -d)
+set -euo pipefail
+rounds=$1
+shift
+CASES=${CASES:-"get 16 1000000|get 1 150000|set 1 150000|set 16 1000000"}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+cpu() {
+	local s=0 t
+	for t in /proc/"$1"/task/*; do
+		s=$((s + $(awk '{print $1}' "$t"/schedstat 2>/dev/null || echo 0)))
+	done
+	echo $s
+}
+for r in $(seq "$rounds"); do
+	line="round $r"
+	port=$((17900 + (r % 5) * 10))
+	for bin in redis "$@"; do
+		port=$((port + 1))
+		if [ "$bin" = redis ]; then
+			redis-server --port $port --save "" --appendonly no >/dev/null 2>&1 &
+		else
+			"$bin" --port $port --save "" >/dev/null 2>&1 &
+		fi
+		pid=$!
+		for _ in $(seq 50); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
+		timeout 120 redis-benchmark -p $port -c 50 -n 300000 -r 100000 -t set -P 16 -q >/dev/null 2>&1
+		IFS='|' read -ra cases <<<"$CASES"
+		for c in "${cases[@]}"; do
+			read -r t p n <<<"$c"
+			a=$(cpu $pid)
+			rps=$(timeout 120 redis-benchmark -p $port -c "${C:-50}" -n "$n" -r 100000 -t "$t" -P "$p" ${D:+-d $D} -q 2>&1 |
+				tr '\r' '\n' | grep "per second" | tail -1 | awk '{print int($2)}')
+			b=$(cpu $pid)
+			name=$(basename "$bin")
+			line="$line $name:$t$p=$(((b - a) / n)) $name:rps-$t$p=${rps:-0}"
+		done
+		kill $pid
+		wait $pid 2>/dev/null || true
+	done
+	echo "$line" | tee -a "$out"
+done
+python3 - "$out" <<'PY'
+import re, statistics as st, sys
+d, names, cases = {}, [], []
+for l in open(sys.argv[1]):
+    for m in re.finditer(r'(\S+):(\S+?)=(\d+)', l):
+        n, c, v = m.group(1), m.group(2), int(m.group(3))
+        names += [n] if n not in names else []
+        cases += [c] if c not in cases else []
+        d.setdefault((c, n), []).append(v)
+for c in cases:
+    r = d[(c, 'redis')]
+    unit = 'rps' if c.startswith('rps') else 'ns/req'
+    row = [f"{c:10} redis {st.median(r)} {unit}"]
+    for n in names[1:]:
+        x = [a / b for a, b in zip(d[(c, n)], r) if b]
+        if x:
+            row.append(f"{n} x{st.median(x):.3f} (mean {st.mean(x):.3f})")
+    print(" | ".join(row))
+PY
