@@ -6,23 +6,31 @@ import (
 	"testing"
 )
 
-// BenchmarkLookup1M looks up random keys of a database of 1,000,000, the
-// shard table's cost where its slots are not in the cache; Set1M
-// overwrites them.
-func BenchmarkLookup1M(b *testing.B) {
+// keyspace1M returns a keyspace whose first database holds 1,000,000
+// keys, the keys, and 65,536 random indexes into them (a power of two).
+func keyspace1M() (ks *Keyspace, keys [][]byte, order []int32) {
 	const n = 1_000_000
-	ks := New(1, 2)
+	ks = New(1, 2)
 	db := ks.DB(0)
-	keys := make([][]byte, n)
+	keys = make([][]byte, n)
 	for i := range keys {
 		keys[i] = []byte(fmt.Sprintf("key:%010d", i))
 		db.Add(keys[i], NewString([]byte("value")))
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	order := make([]int32, 1<<16)
+	order = make([]int32, 1<<16)
 	for i := range order {
 		order[i] = int32(r.IntN(n))
 	}
+	return ks, keys, order
+}
+
+// BenchmarkLookup1M looks up random keys of a database of 1,000,000, the
+// shard table's cost where its slots are not in the cache; Set1M
+// overwrites them.
+func BenchmarkLookup1M(b *testing.B) {
+	ks, keys, order := keyspace1M()
+	db := ks.DB(0)
 	b.Run("Lookup", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if db.Lookup(keys[order[i&(len(order)-1)]]) == nil {
@@ -43,19 +51,8 @@ func BenchmarkLookup1M(b *testing.B) {
 // other, or after a Prefetcher fetched the batch's lines together. ns/op
 // is per key.
 func BenchmarkPrefetch(b *testing.B) {
-	const n = 1_000_000
-	ks := New(1, 2)
+	ks, keys, order := keyspace1M()
 	db := ks.DB(0)
-	keys := make([][]byte, n)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("key:%010d", i))
-		db.Add(keys[i], NewString([]byte("value")))
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	order := make([]int32, 1<<16)
-	for i := range order {
-		order[i] = int32(r.IntN(n))
-	}
 	for _, batch := range []int{16, 64} {
 		for _, pf := range []bool{false, true} {
 			b.Run(fmt.Sprintf("batch=%d/prefetch=%v", batch, pf), func(b *testing.B) {
