@@ -386,8 +386,8 @@ func (l *loop) prefetchRing(n int, at func(i int) *uring.CQE) int {
 		if ud>>56 != ukRecv || cqe.Res <= 0 || cqe.Flags&uring.CQEFBuffer == 0 {
 			continue
 		}
-		c := l.conns[int(int32(uint32(ud)))]
-		if c == nil || c.ringGen != uint32(ud>>32)&0xffffff {
+		c := l.ringClient(ud)
+		if c == nil {
 			continue
 		}
 		if !l.prefetchInput(c, l.ring.bufs.Buf(cqe.BufID(), int(cqe.Res))) {
@@ -401,17 +401,27 @@ func (l *loop) prefetchRing(n int, at func(i int) *uring.CQE) int {
 	return max(i, 1)
 }
 
+// ringClient returns the connection a completion's user data names, or
+// nil when it is gone (closed, or its descriptor now a newer
+// connection's).
+func (l *loop) ringClient(ud uint64) *Client {
+	c := l.conns[int(int32(uint32(ud)))]
+	if c == nil || c.ringGen != uint32(ud>>32)&0xffffff {
+		return nil
+	}
+	return c
+}
+
 // onCompletion serves one completion. A stand-in passes the client it
 // must leave alone (the script's caller): its completions are set aside.
 func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 	rg := l.ring
 	ud := cqe.UserData
 	fd := int(int32(uint32(ud)))
-	gen := uint32(ud>>32) & 0xffffff
 	switch ud >> 56 {
 	case ukRecv:
-		c := l.conns[fd]
-		if c == nil || c.ringGen != gen || c.fd < 0 {
+		c := l.ringClient(ud)
+		if c == nil || c.fd < 0 {
 			if cqe.Flags&uring.CQEFBuffer != 0 {
 				rg.bufs.Recycle(cqe.BufID())
 			}
@@ -447,8 +457,8 @@ func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 			l.close(c)
 		}
 	case ukPollOut:
-		c := l.conns[fd]
-		if c == nil || c.ringGen != gen || c.fd < 0 {
+		c := l.ringClient(ud)
+		if c == nil || c.fd < 0 {
 			return
 		}
 		c.ringPollOut = false
@@ -655,8 +665,8 @@ func (l *loop) sendHeld() {
 			continue
 		}
 		n--
-		c := l.conns[int(int32(uint32(v.UserData)))]
-		if c == nil || c.ringGen != uint32(v.UserData>>32)&0xffffff || !c.ringSent {
+		c := l.ringClient(v.UserData)
+		if c == nil || !c.ringSent {
 			continue
 		}
 		data := c.held
