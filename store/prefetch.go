@@ -16,7 +16,8 @@ import (
 // the commands then find their lines in the cache.
 //
 // Run only issues hints, and takes no shard lock: a locked instruction
-// per key would wait for the loads before it, which undoes the overlap.
+// per key waits for the loads before it, which undoes part of the
+// overlap (measured: docs/benchmarks.md).
 // It reads a shard's table through the view the table publishes when its
 // arrays are replaced, so the arrays it reads are a consistent pair that
 // stays allocated while it reads them, and it holds a reader slot of the
