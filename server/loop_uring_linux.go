@@ -35,8 +35,10 @@ import (
 // connection's receive when its data arrives and wakes the loop only when
 // enough are queued for the wait it asked for. A loop that many clients
 // send to sleeps until half of them (up to batchMax) have sent, or one has
-// and batchWaitUs have passed, and serves them in one wake-up: on a
-// virtual machine a wake-up costs more than the work of a request. A loop
+// and the batch wait has passed (as many µs as the loop received inputs in
+// the last millisecond, up to batchWaitMaxUs), and serves them in one
+// wake-up: on a virtual machine a wake-up costs more than the work of a
+// request. A loop
 // with one or two clients sending polls instead while polling pays
 // (spin.Gate): their requests come one at a time, and each sleep would
 // cost a wake-up per request. Only the loop's thread may enter the ring,
@@ -112,6 +114,9 @@ type loopRing struct {
 	// The clients whose input the ring delivered in the current and the
 	// previous period of 2^20 ns (about a millisecond): see runRing.
 	period, activeNow, activeBefore int64
+	// recvNow and recvBefore count the inputs received in the same two
+	// periods (batchWait).
+	recvNow, recvBefore int64
 }
 
 // ringOp is a request a stand-in leaves to the loop: arm c's receive
@@ -123,18 +128,27 @@ type ringOp struct {
 
 // Batching: while more than spinMaxActive clients send, a loop does not
 // poll, and a sleep waits for up to batchMax of their requests (half the
-// clients that sent lately), or, once one is there, until batchWaitUs µs
-// have passed since it began: no request waits longer than that for the
-// wake-up. (50 µs made redis-benchmark -P 1 slower than Redis in some
-// rounds: its connections ran out of replies to read.)
+// clients that sent lately), or, once one is there, until the batch wait
+// has passed since it began: no request waits longer than that for the
+// wake-up. The wait follows the loop's input rate: as many µs as it
+// received inputs in the last period (about a millisecond), up to
+// batchWaitMaxUs. At redis-benchmark -P 1 -c 50 (about 60 inputs a
+// millisecond) a loop so waits about 60 µs and sleeps 0.06 times a request
+// where a fixed 20 µs slept 0.10 times; at a tenth of that rate the wait
+// is 6 µs, a delay that cannot add much latency to a request that waits
+// for it, and that too few requests would arrive in to be worth a longer
+// one. (A fixed 50 µs made redis-benchmark -P 1 slower than Redis in some
+// rounds.)
 const (
-	spinMaxActive = 2
-	batchMax      = 16
-	batchWaitUs   = 20
+	spinMaxActive  = 2
+	batchMax       = 16
+	batchWaitMaxUs = 60
 )
 
-// seen counts c as a client that sent in this period.
+// seen counts an input from c, and c as a client that sent in this
+// period.
 func (rg *loopRing) seen(c *Client) {
+	rg.recvNow++
 	if c.ringPeriod != rg.period {
 		c.ringPeriod = rg.period
 		rg.activeNow++
@@ -146,13 +160,21 @@ func (rg *loopRing) seen(c *Client) {
 func (rg *loopRing) active(now int64) int64 {
 	if p := now >> 20; p != rg.period {
 		if p == rg.period+1 {
-			rg.activeBefore = rg.activeNow
+			rg.activeBefore, rg.recvBefore = rg.activeNow, rg.recvNow
 		} else {
-			rg.activeBefore = 0
+			rg.activeBefore, rg.recvBefore = 0, 0
 		}
-		rg.period, rg.activeNow = p, 0
+		rg.period, rg.activeNow, rg.recvNow = p, 0, 0
 	}
 	return max(rg.activeNow, rg.activeBefore)
+}
+
+// batchWait is how long, in µs, a sleep that waits for a batch waits for
+// more once one request is there: as many µs as inputs arrived in this
+// period or the one before (the later of the two active called for), up to
+// batchWaitMaxUs.
+func (rg *loopRing) batchWait() uint32 {
+	return uint32(min(batchWaitMaxUs, max(rg.recvNow, rg.recvBefore)))
 }
 
 // newLoopRing sets up l's ring, on the loop's thread as it starts, or
@@ -279,7 +301,7 @@ func (l *loop) runRing() {
 				if sample {
 					cpu0, wall0 = threadCPUTime(), nanotime()
 				}
-				r.SubmitAndWaitBatch(int64(100*time.Millisecond), uint32(min(active/2, batchMax)), batchWaitUs)
+				r.SubmitAndWaitBatch(int64(100*time.Millisecond), uint32(min(active/2, batchMax)), rg.batchWait())
 				if sample {
 					wall := nanotime() - wall0
 					gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)

@@ -262,3 +262,43 @@ func TestLoopConnectionsComeAndGo(t *testing.T) {
 		}
 	})
 }
+
+// The batch wait follows the input rate of the current and the previous
+// period, up to batchWaitMaxUs, and falls to nothing after an idle period.
+func TestRingBatchWait(t *testing.T) {
+	const period = int64(1) << 20 // ns, as active counts them
+	rg := &loopRing{}
+	clients := make([]*Client, 200)
+	for i := range clients {
+		clients[i] = &Client{}
+	}
+	now := 10 * period
+	send := func(n int) {
+		for i := 0; i < n; i++ {
+			rg.seen(clients[i%len(clients)])
+		}
+	}
+	rg.active(now)
+	if w := rg.batchWait(); w != 0 {
+		t.Fatalf("wait %dµs before any input", w)
+	}
+	send(7)
+	if w := rg.batchWait(); w != 7 {
+		t.Fatalf("wait %dµs after 7 inputs in a period, want 7", w)
+	}
+	// The next period keeps the last one's rate until it has more.
+	rg.active(now + period)
+	send(3)
+	if w, a := rg.batchWait(), rg.active(now+period); w != 7 || a != 7 {
+		t.Fatalf("wait %dµs, %d active at 3 inputs after 7, want 7 and 7", w, a)
+	}
+	send(500)
+	if w := rg.batchWait(); w != batchWaitMaxUs {
+		t.Fatalf("wait %dµs at 503 inputs a period, want the maximum %d", w, batchWaitMaxUs)
+	}
+	// A period without input, then one more: the rate is gone.
+	rg.active(now + 3*period)
+	if w, a := rg.batchWait(), rg.active(now+3*period); w != 0 || a != 0 {
+		t.Fatalf("wait %dµs, %d active after an idle period, want 0", w, a)
+	}
+}
