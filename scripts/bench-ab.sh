@@ -6,9 +6,11 @@
 # build given), fills it with SET -P 16 (-r 100000: the keys the cases then
 # read and overwrite, as redis-benchmark -t set,get does), and runs the
 # cases one redis-benchmark each, reading the server's CPU time (the sum
-# of its threads' /proc schedstat run times, in ns) around each. It prints
-# a line per round and, at the end, each build's median and mean ratio to
-# redis-server's CPU per request (and rps) in the same round.
+# of its threads' /proc schedstat run times, in ns) and its threads'
+# voluntary context switches (sleeps) around each. It prints a line per
+# round and, at the end, each build's median and mean ratio to
+# redis-server's CPU per request, rps and sleeps per 1000 requests in the
+# same round.
 #
 # Usage: scripts/bench-ab.sh ROUNDS BIN...
 #   CASES   "TEST PIPELINE REQUESTS|...", default
@@ -24,6 +26,13 @@ cpu() {
 	local s=0 t
 	for t in /proc/"$1"/task/*; do
 		s=$((s + $(awk '{print $1}' "$t"/schedstat 2>/dev/null || echo 0)))
+	done
+	echo $s
+}
+sleeps() {
+	local s=0 t
+	for t in /proc/"$1"/task/*; do
+		s=$((s + $(awk '/^voluntary_ctxt_switches/{print $2}' "$t"/status 2>/dev/null || echo 0)))
 	done
 	echo $s
 }
@@ -44,11 +53,13 @@ for r in $(seq "$rounds"); do
 		for c in "${cases[@]}"; do
 			read -r t p n <<<"$c"
 			a=$(cpu $pid)
+			sa=$(sleeps $pid)
 			rps=$(timeout 120 redis-benchmark -p $port -c "${C:-50}" -n "$n" -r 100000 -t "$t" -P "$p" ${D:+-d $D} -q 2>&1 |
 				tr '\r' '\n' | grep "per second" | tail -1 | awk '{print int($2)}')
 			b=$(cpu $pid)
+			sb=$(sleeps $pid)
 			name=$(basename "$bin")
-			line="$line $name:$t$p=$(((b - a) / n)) $name:rps-$t$p=${rps:-0}"
+			line="$line $name:$t$p=$(((b - a) / n)) $name:rps-$t$p=${rps:-0} $name:sleeps-$t$p=$(((sb - sa) * 1000 / n))"
 		done
 		kill $pid
 		wait $pid 2>/dev/null || true
@@ -66,7 +77,7 @@ for l in open(sys.argv[1]):
         d.setdefault((c, n), []).append(v)
 for c in cases:
     r = d[(c, 'redis')]
-    unit = 'rps' if c.startswith('rps') else 'ns/req'
+    unit = 'rps' if c.startswith('rps') else 'per 1000 req' if c.startswith('sleeps') else 'ns/req'
     row = [f"{c:10} redis {st.median(r)} {unit}"]
     for n in names[1:]:
         x = [a / b for a, b in zip(d[(c, n)], r) if b]

@@ -132,17 +132,17 @@ type ringOp struct {
 // has passed since it began: no request waits longer than that for the
 // wake-up. The wait follows the loop's input rate: as many µs as it
 // received inputs in the last period (about a millisecond), up to
-// batchWaitMaxUs. At redis-benchmark -P 1 -c 50 (about 60 inputs a
-// millisecond) a loop so waits about 60 µs and sleeps 0.06 times a request
-// where a fixed 20 µs slept 0.10 times; at a tenth of that rate the wait
-// is 6 µs, a delay that cannot add much latency to a request that waits
-// for it, and that too few requests would arrive in to be worth a longer
-// one. (A fixed 50 µs made redis-benchmark -P 1 slower than Redis in some
-// rounds.)
+// batchWaitMaxUs. Under redis-benchmark -P 1 -c 50 (about 60 inputs a
+// millisecond) a loop so waits 40 µs and sleeps about 0.07 times a
+// request, where a fixed 20 µs slept 0.08-0.09 times; at a tenth of that
+// rate it waits 6 µs, since few requests would arrive in a longer wait.
+// (A cap of 60 µs slept less still, but redis-benchmark -P 1 got fewer
+// replies a second from it than from the fixed 20 µs in most rounds: its
+// connections ran out of replies to read. So did a fixed 50 µs.)
 const (
 	spinMaxActive  = 2
 	batchMax       = 16
-	batchWaitMaxUs = 60
+	batchWaitMaxUs = 40
 )
 
 // seen counts an input from c, and c as a client that sent in this
