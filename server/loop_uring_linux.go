@@ -134,7 +134,7 @@ type ringOp struct {
 // received inputs in the last period (about a millisecond), up to
 // batchWaitMaxUs. Under redis-benchmark -P 1 -c 50 (about 60 inputs a
 // millisecond) a loop so waits 40 µs and sleeps about 0.07 times a
-// request, where a fixed 20 µs slept 0.08-0.09 times; at a tenth of that
+// request, where a fixed 20 µs slept 0.08-0.10 times; at a tenth of that
 // rate it waits 6 µs, since few requests would arrive in a longer wait.
 // (A cap of 60 µs slept less still, but redis-benchmark -P 1 got fewer
 // replies a second from it than from the fixed 20 µs in most rounds: its
