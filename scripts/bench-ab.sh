@@ -9,7 +9,7 @@
 # of its threads' /proc schedstat run times, in ns) and its threads'
 # voluntary context switches (sleeps) around each. It prints a line per
 # round and, at the end, each build's median and mean ratio to
-# redis-server's CPU per request, rps and sleeps per 1000 requests in the
+# redis-server's CPU per request, rps and sleeps per 100k requests in the
 # same round.
 #
 # Usage: scripts/bench-ab.sh ROUNDS BIN...
@@ -59,7 +59,7 @@ for r in $(seq "$rounds"); do
 			b=$(cpu $pid)
 			sb=$(sleeps $pid)
 			name=$(basename "$bin")
-			line="$line $name:$t$p=$(((b - a) / n)) $name:rps-$t$p=${rps:-0} $name:sleeps-$t$p=$(((sb - sa) * 1000 / n))"
+			line="$line $name:$t$p=$(((b - a) / n)) $name:rps-$t$p=${rps:-0} $name:sleeps-$t$p=$(((sb - sa) * 100000 / n))"
 		done
 		kill $pid
 		wait $pid 2>/dev/null || true
@@ -77,7 +77,7 @@ for l in open(sys.argv[1]):
         d.setdefault((c, n), []).append(v)
 for c in cases:
     r = d[(c, 'redis')]
-    unit = 'rps' if c.startswith('rps') else 'per 1000 req' if c.startswith('sleeps') else 'ns/req'
+    unit = 'rps' if c.startswith('rps') else 'per 100k req' if c.startswith('sleeps') else 'ns/req'
     row = [f"{c:10} redis {st.median(r)} {unit}"]
     for n in names[1:]:
         x = [a / b for a, b in zip(d[(c, n)], r) if b]
