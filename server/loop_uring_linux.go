@@ -38,10 +38,9 @@ import (
 // and the batch wait has passed (as many µs as the loop received inputs in
 // the last millisecond, up to batchWaitMaxUs), and serves them in one
 // wake-up: on a virtual machine a wake-up costs more than the work of a
-// request. A loop
-// with one or two clients sending polls instead while polling pays
-// (spin.Gate): their requests come one at a time, and each sleep would
-// cost a wake-up per request. Only the loop's thread may enter the ring,
+// request. A loop with one or two clients sending polls instead while
+// polling pays (spin.Gate): their requests come one at a time, and each
+// sleep would cost a wake-up per request. Only the loop's thread may enter the ring,
 // so a stand-in serving the loop during a long script uses epoll (lend).
 //
 // A loop falls back to epoll alone when the ring cannot be set up (a
@@ -136,9 +135,10 @@ type ringOp struct {
 // millisecond) a loop so waits 40 µs and sleeps about 0.07 times a
 // request, where a fixed 20 µs slept 0.08-0.10 times; at a tenth of that
 // rate it waits 6 µs, since few requests would arrive in a longer wait.
-// (A cap of 60 µs slept less still, but redis-benchmark -P 1 got fewer
-// replies a second from it than from the fixed 20 µs in most rounds: its
-// connections ran out of replies to read. So did a fixed 50 µs.)
+// (A cap of 60 µs slept less still, but redis-benchmark -P 1 GET got fewer
+// replies a second from it than from the fixed 20 µs in 7 rounds of 10:
+// its connections ran out of replies to read. A fixed 50 µs made it slower
+// than Redis in some rounds.)
 const (
 	spinMaxActive  = 2
 	batchMax       = 16
@@ -170,9 +170,9 @@ func (rg *loopRing) active(now int64) int64 {
 }
 
 // batchWait is how long, in µs, a sleep that waits for a batch waits for
-// more once one request is there: as many µs as inputs arrived in this
-// period or the one before (the later of the two active called for), up to
-// batchWaitMaxUs.
+// more once one request is there: as many µs as the loop received inputs
+// in the current period or the one before, whichever is more (the periods
+// as of active's last call), up to batchWaitMaxUs.
 func (rg *loopRing) batchWait() uint32 {
 	return uint32(min(batchWaitMaxUs, max(rg.recvNow, rg.recvBefore)))
 }
