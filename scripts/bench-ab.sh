@@ -22,20 +22,17 @@ shift
 CASES=${CASES:-"get 16 1000000|get 1 150000|set 1 150000|set 16 1000000"}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-cpu() {
+# sum_tasks PID FILE PROG: the sum, over the process's threads, of the
+# number awk PROG prints from each thread's FILE.
+sum_tasks() {
 	local s=0 t
 	for t in /proc/"$1"/task/*; do
-		s=$((s + $(awk '{print $1}' "$t"/schedstat 2>/dev/null || echo 0)))
+		s=$((s + $(awk "$3" "$t/$2" 2>/dev/null || echo 0)))
 	done
 	echo $s
 }
-sleeps() {
-	local s=0 t
-	for t in /proc/"$1"/task/*; do
-		s=$((s + $(awk '/^voluntary_ctxt_switches/{print $2}' "$t"/status 2>/dev/null || echo 0)))
-	done
-	echo $s
-}
+cpu() { sum_tasks "$1" schedstat '{print $1}'; }
+sleeps() { sum_tasks "$1" status '/^voluntary_ctxt_switches/ {print $2}'; }
 for r in $(seq "$rounds"); do
 	line="round $r"
 	port=$((17900 + (r % 5) * 10))
