@@ -74,8 +74,8 @@ func (p *Prefetcher) Run(ks *Keyspace, slot int) (found int) {
 	// Step 1: the key's home slot: its tag and its (key, entry) pair.
 	for i := range keys {
 		k := &keys[i]
-		k.h = keyHash(k.key)
-		s := &k.db.shards[k.h>>(64-ShardBits)]
+		var s *shard
+		s, k.h = k.db.locate(k.key)
 		v := (*kmView)(atomic.LoadPointer(&s.m.view))
 		if v == nil || len(v.tags) == 0 || len(v.tags) != len(v.slots) {
 			continue
