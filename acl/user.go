@@ -71,6 +71,10 @@ func (r *Rules) clone() *Rules {
 // Nopass reports whether the user takes any password.
 func (r *Rules) Nopass() bool { return r.flags&uflagNopass != 0 }
 
+// SkipSanitize reports the skip-sanitize-payload flag: RESTORE does not
+// sanitize this user's payloads deeply under sanitize-dump-payload clients.
+func (r *Rules) SkipSanitize() bool { return r.flags&uflagSkipSanitize != 0 }
+
 // HashPassword returns the SHA-256 hex of a password, as rules and the
 // aclfile store it.
 func HashPassword(p string) string {

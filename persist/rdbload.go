@@ -156,7 +156,13 @@ func LoadRDB(ks *store.Keyspace, b []byte, sink RDBSink, st *LoadState, opt Load
 			if errors.Is(err, rdb.ErrChecksum) {
 				return n, fmt.Errorf("Wrong RDB checksum. Aborting now.\nInternal error in RDB reading offset %d: %s (CRC error)\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
 			}
-			return n, fmt.Errorf("Internal error in RDB reading offset %d: %s\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg)
+			report := ""
+			if reason := rdb.Reason(err); reason != "" {
+				// Redis runs its RDB check here, which reports the error
+				// again with what it was reading.
+				report = fmt.Sprintf("\n--- RDB ERROR DETECTED ---\n[offset %d] %s\n[additional info] %s", fe.Off, reason, fe.Msg)
+			}
+			return n, fmt.Errorf("Internal error in RDB reading offset %d: %s%s\nTerminating server after rdb file reading failure.", fe.Off, fe.Msg, report)
 		}
 		return n, err
 	}

@@ -25,6 +25,11 @@ var (
 // Verify checks a payload's footer: its RDB version must not be newer than
 // Version and its CRC-64 must match.
 func Verify(p []byte) error {
+	return verify(p, true)
+}
+
+// verify checks the footer's version and, with crc, its CRC-64.
+func verify(p []byte, crc bool) error {
 	if len(p) < 10 {
 		return ErrChecksum
 	}
@@ -32,7 +37,7 @@ func Verify(p []byte) error {
 	if ver := binary.LittleEndian.Uint16(footer); ver > Version {
 		return ErrChecksum
 	}
-	if crc64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
+	if crc && crc64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
 		return ErrChecksum
 	}
 	return nil
@@ -106,14 +111,47 @@ func (v *Value) Len() int {
 	return len(v.Elems)
 }
 
-// Decode verifies a payload and decodes its value.
+// Decode verifies a payload and decodes its value, validating it fully.
 func Decode(p []byte) (*Value, error) {
-	if err := Verify(p); err != nil {
+	return DecodeWith(p, DecodeOptions{})
+}
+
+// DecodeOptions relax Decode, as RESTORE does under DEBUG
+// SET-SKIP-CHECKSUM-VALIDATION and sanitize-dump-payload.
+type DecodeOptions struct {
+	// SkipCRC skips the CRC-64 check (the version is still checked).
+	SkipCRC bool
+	// Shallow is RESTORE without deep sanitization (sanitize-dump-payload
+	// no): where Redis would take a listpack it has only checked the header
+	// of, and fail later when a command reads past the damage, the decoder
+	// keeps what reads cleanly instead: a listpack's entries up to the
+	// first that does not parse (its back lengths and count unchecked) and
+	// a stream's entries that parse, in ID order, with the length they
+	// make. Ziplists, zipmaps and intsets are checked fully either way, as
+	// Redis converts them on load.
+	Shallow bool
+	// Sanitize adds the checks Redis makes only with deep sanitization
+	// (sanitize-dump-payload yes): a stream node's entry count and each
+	// entry's lp-count, and that every pending entry of a group has a
+	// consumer. Without either option the decoder checks what Sluice's own
+	// structures need (every listpack entry, rising stream IDs, a stream's
+	// length), as RDB files are loaded.
+	Sanitize bool
+}
+
+// DecodeWith is Decode with options.
+func DecodeWith(p []byte, o DecodeOptions) (*Value, error) {
+	if err := verify(p, !o.SkipCRC); err != nil {
 		return nil, err
 	}
 	// Like Redis, the object is read from the whole payload: a value that
 	// runs into the footer is read from the footer bytes.
-	return DecodeObject(p)
+	r := reader{b: p, shallow: o.Shallow, sanitize: o.Sanitize && !o.Shallow}
+	t, ok := r.byte()
+	if !ok {
+		return nil, errFormat
+	}
+	return r.object(t)
 }
 
 // DecodeObject decodes a serialized value without footer (type byte and
@@ -125,6 +163,54 @@ func DecodeObject(p []byte) (*Value, error) {
 		return nil, errFormat
 	}
 	return r.object(t)
+}
+
+// FormatError is a malformed value with the reason Redis's loader gives
+// for it (RESTORE logs it at verbose level). errors.Is(err, ErrFormat)
+// holds for it.
+type FormatError struct{ Reason string }
+
+func (e *FormatError) Error() string        { return "rdb: bad data format: " + e.Reason }
+func (e *FormatError) Is(target error) bool { return target == errFormat }
+
+// corrupt returns a FormatError with reason.
+func corrupt(reason string) error { return &FormatError{Reason: reason} }
+
+// Reason returns the reason of a FormatError in err's chain, or "".
+func Reason(err error) string {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		return fe.Reason
+	}
+	return ""
+}
+
+// integrityReason is what Redis's loader reports when the encoded blob of
+// a value of type t fails its check.
+func integrityReason(t byte) string {
+	switch t {
+	case TypeHashZipmap:
+		return "Zipmap integrity check failed."
+	case TypeListZiplist:
+		return "List ziplist integrity check failed."
+	case TypeSetIntset:
+		return "Intset integrity check failed."
+	case TypeZSetZiplist:
+		return "Zset ziplist integrity check failed."
+	case TypeZSetListpack:
+		return "Zset listpack integrity check failed."
+	case TypeHashZiplist:
+		return "Hash ziplist integrity check failed."
+	case TypeHashListpack:
+		return "Hash listpack integrity check failed."
+	case TypeListQuicklist:
+		return "Ziplist integrity check failed."
+	case TypeListQuicklist2:
+		return "Listpack integrity check failed."
+	case TypeStreamLP, TypeStreamLP2:
+		return "Stream listpack integrity check failed."
+	}
+	return "Unknown RDB encoding type"
 }
 
 // object decodes a value of object type t.
@@ -165,6 +251,8 @@ type reader struct {
 	off int
 	// short is set when a read ran past the end of b (a truncated file).
 	short bool
+	// shallow and sanitize: DecodeOptions.Shallow and Sanitize.
+	shallow, sanitize bool
 }
 
 func (r *reader) left() int { return len(r.b) - r.off }
@@ -445,8 +533,11 @@ func (r *reader) quicklist(v *Value, v2 bool) error {
 		container := uint64(containerPacked)
 		if v2 {
 			c, enc, ok := r.length()
-			if !ok || enc || (c != containerPacked && c != containerPlain) {
+			if !ok {
 				return errFormat
+			}
+			if enc || (c != containerPacked && c != containerPlain) {
+				return corrupt("Quicklist integrity check failed.")
 			}
 			container = c
 		}
@@ -460,12 +551,12 @@ func (r *reader) quicklist(v *Value, v2 bool) error {
 		}
 		var elems []element
 		if v2 {
-			elems, err = parseListpack(blob)
+			elems, err = parseListpack(blob, r.shallow)
 		} else {
 			elems, err = parseZiplist(blob)
 		}
 		if err != nil {
-			return err
+			return corrupt(integrityReason(v.Type))
 		}
 		for _, e := range elems {
 			v.Elems = append(v.Elems, e.bytes())
@@ -486,26 +577,45 @@ func (r *reader) blobValue(v *Value) error {
 	}
 	switch v.Type {
 	case TypeSetIntset:
-		v.Ints, err = parseIntset(blob)
-		return err
+		if v.Ints, err = parseIntset(blob); err != nil {
+			return corrupt(integrityReason(v.Type))
+		}
+		return nil
 	case TypeHashZipmap:
 		kv, err := parseZipmap(blob)
 		if err != nil {
-			return err
+			return corrupt(integrityReason(v.Type))
 		}
 		return v.setPairs(kv)
 	}
 	var elems []element
 	if v.Type == TypeZSetListpack || v.Type == TypeHashListpack {
-		elems, err = parseListpack(blob)
+		elems, err = parseListpack(blob, r.shallow)
+		if r.shallow && len(elems)%2 != 0 {
+			elems = elems[:len(elems)-1] // a pair cut short by the damage
+		}
 	} else {
 		elems, err = parseZiplist(blob)
 	}
 	if err != nil {
-		return err
+		return corrupt(integrityReason(v.Type))
 	}
 	if len(elems) == 0 {
 		return ErrEmptyKey
+	}
+	// Redis checks a hash's or sorted set's blob for duplicate fields or
+	// members when it validates it deeply: ziplists always (it converts
+	// them), listpacks when sanitizing.
+	if v.Type == TypeHashZiplist || v.Type == TypeZSetZiplist ||
+		(r.sanitize && (v.Type == TypeHashListpack || v.Type == TypeZSetListpack)) {
+		seen := make(map[string]struct{}, len(elems)/2)
+		for i := 0; i < len(elems); i += 2 {
+			k := string(elems[i].bytes())
+			if _, dup := seen[k]; dup {
+				return corrupt(integrityReason(v.Type))
+			}
+			seen[k] = struct{}{}
+		}
 	}
 	switch v.Type {
 	case TypeListZiplist:
@@ -515,7 +625,7 @@ func (r *reader) blobValue(v *Value) error {
 		return nil
 	case TypeZSetZiplist, TypeZSetListpack:
 		if len(elems)%2 != 0 {
-			return errFormat
+			return corrupt(integrityReason(v.Type))
 		}
 		v.Elems = make([][]byte, 0, len(elems)/2)
 		v.Scores = make([]float64, 0, len(elems)/2)
@@ -536,6 +646,9 @@ func (r *reader) blobValue(v *Value) error {
 	kv := make([][]byte, len(elems))
 	for i, e := range elems {
 		kv[i] = e.bytes()
+	}
+	if len(kv)%2 != 0 {
+		return corrupt(integrityReason(v.Type))
 	}
 	return v.setPairs(kv)
 }

@@ -111,6 +111,17 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
+// badValue is the error for a value of key (db, object type typ) that did
+// not decode with err, at offset off: the message names the key, and the
+// reason Redis's loader gives (Reason) when there is one.
+func badValue(off int, key []byte, db, typ int, err error) *FileError {
+	msg := fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ)
+	if reason := Reason(err); reason != "" {
+		msg += " -> " + reason
+	}
+	return &FileError{Off: off, Msg: msg, Err: err}
+}
+
 // ErrUnsupported marks values Sluice cannot hold (streams, modules).
 var ErrUnsupported = errors.New("rdb: unsupported value type")
 
@@ -255,7 +266,7 @@ func readFile(p []byte, verify bool, h *Handler) (int, error) {
 			} else if err != nil && r.short {
 				return r.off, eof()
 			} else if err != nil {
-				return r.off, &FileError{Off: start, Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ), Err: err}
+				return r.off, badValue(start, key, db, int(typ), err)
 			} else if h.Key != nil {
 				rec.DB, rec.Key, rec.Value = db, key, v
 				if err := h.Key(&rec); err != nil {
@@ -326,7 +337,7 @@ func ReadRecords(p []byte, db int, fn func(r *Record) error) error {
 		}
 		v, err := r.object(typ)
 		if err != nil && !errors.Is(err, ErrEmptyKey) {
-			return &FileError{Off: start, Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, typ), Err: err}
+			return badValue(start, key, db, int(typ), err)
 		}
 		if err == nil {
 			rec.Key, rec.Value = key, v

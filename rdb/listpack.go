@@ -152,8 +152,11 @@ func (e element) bytes() []byte {
 }
 
 // parseListpack validates a listpack blob fully (header, every entry and
-// its back length, terminator, count) and returns its entries.
-func parseListpack(b []byte) ([]element, error) {
+// its back length, terminator, count) and returns its entries. shallow
+// checks the header and terminator only, as Redis does without deep
+// sanitization, and returns the entries up to the first that does not
+// parse.
+func parseListpack(b []byte, shallow bool) ([]element, error) {
 	if len(b) < lpHeaderSize+1 || int(binary.LittleEndian.Uint32(b)) != len(b) || b[len(b)-1] != lpEOF {
 		return nil, errFormat
 	}
@@ -165,67 +168,82 @@ func parseListpack(b []byte) ([]element, error) {
 	}
 	p := lpHeaderSize
 	for p < end {
-		c := b[p]
-		var e element
-		var hdr, dlen int
-		switch {
-		case c&0x80 == 0:
-			e = element{v: int64(c & 0x7F), isInt: true}
-			hdr = 1
-		case c&0xC0 == 0x80:
-			hdr, dlen = 1, int(c&0x3F)
-		case c&0xE0 == 0xC0:
-			if p+2 > end {
-				return nil, errFormat
+		e, n, ok := listpackEntry(b[:end], p, !shallow)
+		if !ok {
+			if shallow {
+				return out, nil
 			}
-			u := uint64(c&0x1F)<<8 | uint64(b[p+1])
-			e = element{v: signExtend(u, 13), isInt: true}
-			hdr = 2
-		case c&0xF0 == 0xE0:
-			if p+2 > end {
-				return nil, errFormat
-			}
-			hdr, dlen = 2, int(c&0x0F)<<8|int(b[p+1])
-		case c == 0xF0:
-			if p+5 > end {
-				return nil, errFormat
-			}
-			hdr, dlen = 5, int(binary.LittleEndian.Uint32(b[p+1:]))
-		case c >= 0xF1 && c <= 0xF4:
-			size := [...]int{2, 3, 4, 8}[c-0xF1]
-			if p+1+size > end {
-				return nil, errFormat
-			}
-			var u uint64
-			for i := size - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[p+1+i])
-			}
-			e = element{v: signExtend(u, uint(size*8)), isInt: true}
-			hdr = 1 + size
-		default:
-			return nil, errFormat
-		}
-		if dlen > end-p-hdr {
-			return nil, errFormat
-		}
-		if !e.isInt {
-			e.s = b[p+hdr : p+hdr+dlen]
-		}
-		entryLen := hdr + dlen
-		bl := store.ListpackBacklenSize(entryLen)
-		if entryLen+bl > end-p {
-			return nil, errFormat
-		}
-		if decodeBacklen(b[p+entryLen:p+entryLen+bl]) != uint64(entryLen) {
 			return nil, errFormat
 		}
 		out = append(out, e)
-		p += entryLen + bl
+		p += n
 	}
-	if p != end || (numele != lpNumeleUnknow && numele != len(out)) {
+	if !shallow && (p != end || (numele != lpNumeleUnknow && numele != len(out))) {
 		return nil, errFormat
 	}
 	return out, nil
+}
+
+// listpackEntry parses the entry at b[p:] (b ends before the terminator):
+// the element and the entry's length with its back length; backlen checks
+// that the back length is right.
+func listpackEntry(b []byte, p int, backlen bool) (element, int, bool) {
+	end := len(b)
+	c := b[p]
+	var e element
+	var hdr, dlen int
+	switch {
+	case c&0x80 == 0:
+		e = element{v: int64(c & 0x7F), isInt: true}
+		hdr = 1
+	case c&0xC0 == 0x80:
+		hdr, dlen = 1, int(c&0x3F)
+	case c&0xE0 == 0xC0:
+		if p+2 > end {
+			return e, 0, false
+		}
+		u := uint64(c&0x1F)<<8 | uint64(b[p+1])
+		e = element{v: signExtend(u, 13), isInt: true}
+		hdr = 2
+	case c&0xF0 == 0xE0:
+		if p+2 > end {
+			return e, 0, false
+		}
+		hdr, dlen = 2, int(c&0x0F)<<8|int(b[p+1])
+	case c == 0xF0:
+		if p+5 > end {
+			return e, 0, false
+		}
+		hdr, dlen = 5, int(binary.LittleEndian.Uint32(b[p+1:]))
+	case c >= 0xF1 && c <= 0xF4:
+		size := [...]int{2, 3, 4, 8}[c-0xF1]
+		if p+1+size > end {
+			return e, 0, false
+		}
+		var u uint64
+		for i := size - 1; i >= 0; i-- {
+			u = u<<8 | uint64(b[p+1+i])
+		}
+		e = element{v: signExtend(u, uint(size*8)), isInt: true}
+		hdr = 1 + size
+	default:
+		return e, 0, false
+	}
+	if dlen > end-p-hdr {
+		return e, 0, false
+	}
+	if !e.isInt {
+		e.s = b[p+hdr : p+hdr+dlen]
+	}
+	entryLen := hdr + dlen
+	bl := store.ListpackBacklenSize(entryLen)
+	if entryLen+bl > end-p {
+		return e, 0, false
+	}
+	if backlen && decodeBacklen(b[p+entryLen:p+entryLen+bl]) != uint64(entryLen) {
+		return e, 0, false
+	}
+	return e, entryLen + bl, true
 }
 
 // decodeBacklen reads a back length stored in b (read from its last byte).

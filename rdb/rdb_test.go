@@ -191,7 +191,7 @@ func TestListpackIntegers(t *testing.T) {
 	}
 	lp.Append([]byte("-0"))
 	lp.Append(bytes.Repeat([]byte("s"), 5000))
-	elems, err := parseListpack(lp.Bytes())
+	elems, err := parseListpack(lp.Bytes(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,18 +214,36 @@ func TestDecodeCorrupt(t *testing.T) {
 		for i := range len(body) {
 			// A truncated value may still parse when the footer bytes
 			// complete it (as in Redis); it must never panic.
-			Decode(Finish(append([]byte(nil), body[:i]...)))
+			decodeEveryWay(t, Finish(append([]byte(nil), body[:i]...)))
 		}
 		for i := range len(body) {
 			for _, x := range []byte{0x00, 0xFF, 0x80, 0x01, body[i] ^ 0x40} {
 				b := append([]byte(nil), body...)
 				b[i] = x
-				Decode(Finish(b))
+				decodeEveryWay(t, Finish(b))
 			}
 		}
 	}
 	if _, err := Decode([]byte("\x00\x03bar\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")); !errors.Is(err, ErrChecksum) {
 		t.Fatalf("bad checksum: %v", err)
+	}
+}
+
+// decodeEveryWay decodes p with each set of options; what decodes must
+// build an entry (or be refused by it) and dump again without panicking,
+// and what is refused must say why as RESTORE reports it.
+func decodeEveryWay(t *testing.T, p []byte) {
+	for _, o := range []DecodeOptions{{}, {Shallow: true}, {Sanitize: true}} {
+		v, err := DecodeWith(p, o)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrChecksum) && !errors.Is(err, ErrEmptyKey) {
+				t.Fatalf("%+v: error %v is none of RESTORE's", o, err)
+			}
+			continue
+		}
+		if e := NewEntry(v, Limits{ListFill: -2, SetMaxIntset: 512, ZSetMaxEntries: 128, ZSetMaxValue: 64, HashMaxEntries: 128, HashMaxValue: 64}); e != nil {
+			Dump(e, -2)
+		}
 	}
 }
 
@@ -248,6 +266,7 @@ func corpus() [][]byte {
 		yield([]byte("b"), 2)
 	}
 	return [][]byte{
+		Dump(sampleStream(), -2),
 		EncodeString([]byte("hello")),
 		EncodeString([]byte(strings.Repeat("compress me ", 20))),
 		EncodeInt(1 << 33),
@@ -282,6 +301,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := Finish(append([]byte(nil), body...))
+		decodeEveryWay(t, p)
 		v, err := Decode(p)
 		if err != nil {
 			return

@@ -79,11 +79,19 @@ func (r *reader) rawID() (StreamID, error) {
 	return StreamID{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])}, nil
 }
 
-// streamNode decodes one node's listpack into its live entries.
-func streamNode(master StreamID, lp []byte, out []StreamEntry) ([]StreamEntry, error) {
-	els, err := parseListpack(lp)
+// streamNode decodes one node's listpack into its entries (live and
+// deleted), appended to out. Checked fully, the node must hold exactly the
+// entries its header counts, each with its lp-count right, and IDs that
+// rise (the first two checked only with sanitize). shallow
+// (DecodeOptions.Shallow) keeps the entries that parse, up to the first
+// that does not, and drops those whose ID does not rise.
+func streamNode(master StreamID, lp []byte, out []StreamEntry, shallow, sanitize bool) ([]StreamEntry, error) {
+	els, err := parseListpack(lp, shallow)
 	if err != nil {
 		return nil, err
+	}
+	if len(els) == 0 {
+		return nil, corrupt("Empty listpack inside stream")
 	}
 	i := 0
 	next := func() (element, bool) {
@@ -100,68 +108,81 @@ func streamNode(master StreamID, lp []byte, out []StreamEntry) ([]StreamEntry, e
 		}
 		return e.v, true
 	}
-	if _, ok := nextInt(); !ok { // count
+	bad := func() ([]StreamEntry, error) {
+		if shallow {
+			return out, nil
+		}
 		return nil, errFormat
 	}
-	if _, ok := nextInt(); !ok { // deleted
-		return nil, errFormat
-	}
-	nmaster, ok := nextInt()
-	if !ok || nmaster < 0 || int(nmaster) > len(els) {
-		return nil, errFormat
+	count, ok1 := nextInt()
+	deleted, ok2 := nextInt()
+	nmaster, ok3 := nextInt()
+	if !ok1 || !ok2 || !ok3 || nmaster < 0 || int(nmaster) > len(els) {
+		return bad()
 	}
 	masterFields := make([][]byte, nmaster)
 	for j := range masterFields {
 		e, ok := next()
 		if !ok {
-			return nil, errFormat
+			return bad()
 		}
 		masterFields[j] = e.bytes()
 	}
 	if z, ok := nextInt(); !ok || z != 0 {
-		return nil, errFormat
+		return bad()
 	}
 	first := true
+	entries := int64(0)
 	for i < len(els) {
 		flags, ok1 := nextInt()
 		msd, ok2 := nextInt()
 		seqd, ok3 := nextInt()
 		if !ok1 || !ok2 || !ok3 {
-			return nil, errFormat
+			return bad()
 		}
 		id := StreamID{master.Ms + uint64(msd), master.Seq + uint64(seqd)}
 		var kv [][]byte
+		fields, extra := nmaster, int64(3)
 		if flags&2 != 0 {
 			kv = make([][]byte, 0, 2*nmaster)
 			for _, f := range masterFields {
 				v, ok := next()
 				if !ok {
-					return nil, errFormat
+					return bad()
 				}
 				kv = append(kv, f, v.bytes())
 			}
 		} else {
 			nf, ok := nextInt()
 			if !ok || nf < 0 || int(nf) > len(els) {
-				return nil, errFormat
+				return bad()
 			}
+			fields, extra = nf, extra+nf+1
 			kv = make([][]byte, 0, 2*nf)
 			for j := int64(0); j < 2*nf; j++ {
 				e, ok := next()
 				if !ok {
-					return nil, errFormat
+					return bad()
 				}
 				kv = append(kv, e.bytes())
 			}
 		}
-		if _, ok := nextInt(); !ok { // lp-count
-			return nil, errFormat
+		lpCount, ok := nextInt()
+		if !ok || (sanitize && lpCount != fields+extra) {
+			return bad()
 		}
+		entries++
 		if len(out) > 0 && !out[len(out)-1].ID.less(id) {
+			if shallow {
+				continue
+			}
 			return nil, errFormat
 		}
 		out = append(out, StreamEntry{ID: id, KV: kv, NodeStart: first, Deleted: flags&1 != 0})
 		first = false
+	}
+	if sanitize && entries != count+deleted {
+		return nil, errFormat
 	}
 	return out, nil
 }
@@ -185,7 +206,10 @@ func (r *reader) stream(v *Value, v2 bool) error {
 			return err
 		}
 		master := StreamID{binary.BigEndian.Uint64(key), binary.BigEndian.Uint64(key[8:])}
-		if s.Entries, err = streamNode(master, lp, s.Entries); err != nil {
+		if s.Entries, err = streamNode(master, lp, s.Entries, r.shallow, r.sanitize); err != nil {
+			if Reason(err) == "" {
+				err = corrupt(integrityReason(v.Type))
+			}
 			return err
 		}
 	}
@@ -223,7 +247,10 @@ func (r *reader) stream(v *Value, v2 bool) error {
 		}
 	}
 	if s.Length != live {
-		return errFormat
+		if !r.shallow {
+			return corrupt("Stream length inconsistent with rax entries")
+		}
+		s.Length = live
 	}
 	ngroups, err := r.len64()
 	if err != nil {
@@ -302,9 +329,56 @@ func (r *reader) stream(v *Value, v2 bool) error {
 			}
 			g.Consumers = append(g.Consumers, c)
 		}
+		for _, o := range s.Groups {
+			if string(o.Name) == string(g.Name) {
+				return corrupt("Duplicated consumer group name " + string(g.Name))
+			}
+		}
+		if err := g.check(r.sanitize); err != nil {
+			return err
+		}
 		s.Groups = append(s.Groups, g)
 	}
 	v.Stream = s
+	return nil
+}
+
+// check refuses a group whose pending entries Redis's loader refuses: one
+// twice in the group's list, a consumer twice, a consumer's entry missing
+// from the group's list or claimed twice, and, with deep, an entry of the
+// group's list that no consumer holds.
+func (g *StreamGroup) check(deep bool) error {
+	owned := make(map[StreamID]bool, len(g.PEL))
+	for _, n := range g.PEL {
+		if _, dup := owned[n.ID]; dup {
+			return corrupt("Duplicated global PEL entry loading stream consumer group")
+		}
+		owned[n.ID] = false
+	}
+	names := make(map[string]bool, len(g.Consumers))
+	for _, c := range g.Consumers {
+		if names[string(c.Name)] {
+			return corrupt("Duplicate stream consumer detected.")
+		}
+		names[string(c.Name)] = true
+		for _, id := range c.PEL {
+			taken, ok := owned[id]
+			if !ok {
+				return corrupt("Consumer entry not found in group global PEL")
+			}
+			if taken {
+				return corrupt("Duplicated consumer PEL entry loading a stream consumer group")
+			}
+			owned[id] = true
+		}
+	}
+	if deep {
+		for _, taken := range owned {
+			if !taken {
+				return corrupt("Stream CG PEL entry without consumer")
+			}
+		}
+	}
 	return nil
 }
 

@@ -238,7 +238,7 @@ func (s *streamReader) read(verify bool, h *Handler) error {
 				case err != nil && r.short:
 					return true, nil
 				case err != nil:
-					return false, &FileError{Off: s.offset(), Msg: fmt.Sprintf("Bad data format of key '%s' (db %d, object type %d)", key, db, t), Err: err}
+					return false, badValue(s.offset(), key, db, int(t), err)
 				case h.Key != nil:
 					rec.DB, rec.Key, rec.Value = db, key, v
 					keyErr = h.Key(&rec)

@@ -100,8 +100,11 @@ func restoreCommand(c *Client, args [][]byte) {
 		c.w.Error(errRestoreTTL)
 		return
 	}
-	v, err := rdb.Decode(args[3])
+	v, err := rdb.DecodeWith(args[3], c.restoreOptions())
 	if err != nil {
+		if reason := rdb.Reason(err); reason != "" {
+			c.srv.Verbosef("Internal error in RDB reading offset 0, function at rdb.c:0 -> %s", reason)
+		}
 		if errors.Is(err, rdb.ErrChecksum) {
 			c.w.Error(errBadPayload)
 		} else {
@@ -170,4 +173,24 @@ func (s *Server) rdbLimits() rdb.Limits {
 		ZSetMaxEntries: cfg.ZsetMaxEnt.Load(), ZSetMaxValue: cfg.ZsetMaxVal.Load(),
 		HashMaxEntries: cfg.HashMaxEnt.Load(), HashMaxValue: cfg.HashMaxVal.Load(),
 	}
+}
+
+// restoreOptions is how RESTORE decodes a payload: without the CRC check
+// after DEBUG SET-SKIP-CHECKSUM-VALIDATION 1, and sanitized deeply as
+// sanitize-dump-payload says (clients: except for the master, a load, and
+// users with skip-sanitize-payload).
+func (c *Client) restoreOptions() rdb.DecodeOptions {
+	o := rdb.DecodeOptions{SkipCRC: c.srv.skipChecksum.Load()}
+	switch c.srv.cfg.Get("sanitize-dump-payload") {
+	case "yes":
+		o.Sanitize = true
+	case "clients":
+		skip := c.replMaster || c.srv.ks.Loading.Load()
+		if u := c.user.Load(); u != nil && u.Rules().SkipSanitize() {
+			skip = true
+		}
+		o.Sanitize = !skip
+	}
+	o.Shallow = !o.Sanitize
+	return o
 }

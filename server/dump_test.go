@@ -457,3 +457,97 @@ func TestRestoreEventsAndDirty(t *testing.T) {
 		t.Errorf("sluice:\n%s\nredis:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// corruptStream is a stream payload of one node (entries 1-1 and 1-2, one
+// field each) and one group whose list holds both entries, held by the
+// consumers named, each with its pending IDs (as seqs of 1-x). lpCount is
+// the second entry's lp-count (4 is right).
+func corruptStream(lpCount int64, consumers ...[]any) string {
+	var lp rdb.Listpack
+	for _, v := range []int64{2, 0, 1} { // live, deleted, master fields
+		lp.AppendInt(v)
+	}
+	lp.Append([]byte("f"))
+	lp.AppendInt(0)
+	for seq, count := range []int64{4, lpCount} {
+		lp.AppendInt(2) // same fields as the master
+		lp.AppendInt(0)
+		lp.AppendInt(int64(seq))
+		lp.Append([]byte("v"))
+		lp.AppendInt(count)
+	}
+	p := rdb.AppendLen([]byte{rdb.TypeStreamLP2}, 1)
+	p = rdb.AppendString(p, []byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01"))
+	p = rdb.AppendString(p, lp.Bytes())
+	p = rdb.AppendStreamMeta(p, 2, rdb.StreamID{Ms: 1, Seq: 2}, rdb.StreamID{Ms: 1, Seq: 1}, rdb.StreamID{}, 2, 1)
+	p = rdb.AppendStreamGroup(p, []byte("g"), rdb.StreamID{Ms: 1, Seq: 2}, 2, []rdb.StreamNACK{{ID: rdb.StreamID{Ms: 1, Seq: 1}}, {ID: rdb.StreamID{Ms: 1, Seq: 2}}})
+	p = rdb.AppendLen(p, uint64(len(consumers)))
+	for _, c := range consumers {
+		var ids []rdb.StreamID
+		for _, seq := range c[1:] {
+			ids = append(ids, rdb.StreamID{Ms: 1, Seq: uint64(seq.(int))})
+		}
+		p = rdb.AppendStreamConsumer(p, []byte(c[0].(string)), 0, ids)
+	}
+	return string(rdb.Finish(p))
+}
+
+// RESTORE of damaged payloads, with DEBUG SET-SKIP-CHECKSUM-VALIDATION 1,
+// under sanitize-dump-payload no and yes: Sluice takes or refuses each as
+// redis-server does (the checks Redis makes only when it sanitizes are
+// Sluice's too), with the same error. One difference: a hash listpack
+// with a field twice, which Redis takes as it is without sanitizing, is
+// refused, as Sluice's hashes cannot hold a field twice.
+func TestRestoreCorruptWithRedis(t *testing.T) {
+	_, saddr := redistest.StartSluice(t, "enable-debug-command", "yes")
+	raddr := redistest.StartRedis(t, "--enable-debug-command", "yes")
+	sl, rd := newClient(t, saddr), newClient(t, raddr)
+	ctx := context.Background()
+	blob := func(typ byte, b []byte) string { return string(rdb.Finish(rdb.AppendString([]byte{typ}, b))) }
+	badCRC := []byte(blob(rdb.TypeString, []byte("hello")))
+	badCRC[len(badCRC)-1] ^= 0xFF
+	var lp rdb.Listpack
+	for _, s := range []string{"f0", "v0", "f1", "v1"} {
+		lp.Append([]byte(s))
+	}
+	badBacklen := lp.Bytes()
+	badBacklen[len(badBacklen)-2] ^= 0x7F // the last entry's back length
+	lp.Reset()
+	for _, s := range []string{"a", "1", "a", "2"} {
+		lp.Append([]byte(s))
+	}
+	dupListpack := lp.Bytes()
+	for _, tc := range []struct {
+		name     string
+		payload  string
+		sanitize bool // compared only under sanitize-dump-payload yes
+	}{
+		{"wrong CRC", string(badCRC), false},
+		{"hash listpack, wrong back length", blob(rdb.TypeHashListpack, badBacklen), false},
+		{"hash listpack, field twice", blob(rdb.TypeHashListpack, dupListpack), true},
+		{"hash ziplist, field twice", blob(rdb.TypeHashZiplist, ziplist("a", "1", "a", "2")), false},
+		{"stream", corruptStream(4, []any{"alice", 1}, []any{"bob", 2}), false},
+		{"stream, wrong lp-count", corruptStream(5, []any{"alice", 1}, []any{"bob", 2}), false},
+		{"stream, pending entry without a consumer", corruptStream(4, []any{"alice", 1}), false},
+		{"stream, consumer twice", corruptStream(4, []any{"alice", 1}, []any{"alice", 2}), false},
+		{"stream, entry claimed twice", corruptStream(4, []any{"alice", 1}, []any{"bob", 1}), false},
+	} {
+		for _, sanitize := range []string{"no", "yes"} {
+			if tc.sanitize && sanitize == "no" {
+				continue
+			}
+			for _, skip := range []string{"0", "1"} {
+				var res []string
+				for _, c := range []*redis.Client{rd, sl} {
+					c.ConfigSet(ctx, "sanitize-dump-payload", sanitize)
+					c.Do(ctx, "debug", "set-skip-checksum-validation", skip)
+					c.Del(ctx, "r")
+					res = append(res, fmt.Sprint(c.Restore(ctx, "r", 0, tc.payload).Err()))
+				}
+				if res[0] != res[1] {
+					t.Errorf("%s, sanitize-dump-payload %s, skip checksum %s: redis %q, sluice %q", tc.name, sanitize, skip, res[0], res[1])
+				}
+			}
+		}
+	}
+}

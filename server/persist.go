@@ -410,7 +410,7 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
 	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
 	return persist.LoadRDB(s.ks, b, persistHost{s}, &s.loading, persist.LoadRDBOptions{
-		Verify: s.cfg.Get("rdbchecksum") != "no", Merge: merge,
+		Verify: s.cfg.Get("rdbchecksum") != "no" && !s.skipChecksum.Load(), Merge: merge,
 		KeyDelay: time.Duration(us) * time.Microsecond, Yield: yield,
 	})
 }

@@ -437,7 +437,7 @@ func (h *linkHost) LoadConfig() repl.LoadConfig {
 	cfg := h.s.cfg
 	delay, _ := strconv.ParseInt(cfg.Get("key-load-delay"), 10, 64)
 	wd, _ := strconv.Atoi(cfg.Get("watchdog-period"))
-	return repl.LoadConfig{Mode: cfg.Get("repl-diskless-load"), DBFilename: cfg.Get("dbfilename"), Checksum: cfg.Get("rdbchecksum") != "no", KeyDelay: delay, Watchdog: time.Duration(max(wd, 0)) * time.Millisecond}
+	return repl.LoadConfig{Mode: cfg.Get("repl-diskless-load"), DBFilename: cfg.Get("dbfilename"), Checksum: cfg.Get("rdbchecksum") != "no" && !h.s.skipChecksum.Load(), KeyDelay: delay, Watchdog: time.Duration(max(wd, 0)) * time.Millisecond}
 }
 
 func (h *linkHost) Current() bool { return h.current() }

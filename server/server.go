@@ -47,6 +47,7 @@ type Server struct {
 	lazyfreed       atomic.Int64     // INFO lazyfreed_objects
 	latmon          latency.Monitor
 	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
+	skipChecksum    atomic.Bool // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: RESTORE and RDB loads skip the CRC-64
 
 	mu      sync.Mutex
 	clients map[int64]*Client
