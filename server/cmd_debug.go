@@ -72,6 +72,12 @@ func debugCommand(c *Client, args [][]byte) {
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		})
+	case eq(sub, "segfault") && len(args) == 2:
+		// Redis crashes on purpose here (a write through a bad
+		// pointer) and logs its crash report; Sluice logs the report
+		// and exits.
+		c.srv.CrashReport("Sluice " + SluiceVersion + " crashed on DEBUG SEGFAULT, as asked")
+		os.Exit(1)
 	case eq(sub, "sleep") && len(args) == 3:
 		secs, err := strconv.ParseFloat(string(args[2]), 64)
 		if err != nil || secs < 0 {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,14 +57,20 @@ type loop struct {
 	// runs on epoll alone.
 	ring *loopRing
 
-	tid        atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
-	spinHits   atomic.Int64 // idle spells that spinning ended with work
-	sleepCost  atomic.Int64 // what one sleep costs the loop's thread, in ns CPU, as its spin.Gate measured it
-	spareTasks []func()
-	spareReady []*Client
-	lastYield  int64         // nanotime of the loop's last yield (yieldIfDue)
-	started    chan struct{} // closed once run has set up the loop's ring (or found none)
-	heldBufs   [][]byte
+	tid       atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
+	spinHits  atomic.Int64 // idle spells that spinning ended with work
+	sleepCost atomic.Int64 // what one sleep costs the loop's thread, in ns CPU, as its spin.Gate measured it
+	// aliveAt is when (nanotime) the loop last began an iteration or woke
+	// up, goid its goroutine, and watchdogFired the aliveAt of the stall
+	// the watchdog last logged (crash.go).
+	aliveAt       atomic.Int64
+	goid          atomic.Int64
+	watchdogFired int64
+	spareTasks    []func()
+	spareReady    []*Client
+	lastYield     int64         // nanotime of the loop's last yield (yieldIfDue)
+	started       chan struct{} // closed once run has set up the loop's ring (or found none)
+	heldBufs      [][]byte
 
 	// pf gathers the keys of the input an iteration serves, to fetch
 	// their lines of the keyspace together (prefetchInput).
@@ -234,6 +241,7 @@ func (l *loop) run() {
 	}
 	defer l.srv.wg.Done()
 	defer l.shutdown()
+	l.goid.Store(goroutineID())
 	// The ring is set up here, on the loop's own thread: the receives'
 	// work runs on the thread that submits them.
 	l.ring = newLoopRing(l)
@@ -275,6 +283,7 @@ func (l *loop) run() {
 				l.sleepCost.Store(gate.Wake())
 			}
 			l.sleeping.Store(false)
+			l.aliveAt.Store(nanotime())
 			woke = woke || n > 0
 		}
 		gate.Observe(nanotime()-idleFrom, woke)
@@ -324,8 +333,10 @@ func (l *loop) run() {
 // the monitor finds nothing to do and sleeps 10 ms at a time.
 const yieldEvery = 8 * time.Millisecond
 
-// yieldIfDue yields when the last yield is yieldEvery old (now: nanotime).
+// yieldIfDue yields when the last yield is yieldEvery old (now: nanotime),
+// and notes that an iteration begins (for the watchdog).
 func (l *loop) yieldIfDue(now int64) {
+	l.aliveAt.Store(now)
 	if now-l.lastYield >= int64(yieldEvery) {
 		l.lastYield = now
 		runtime.Gosched()
@@ -1115,4 +1126,25 @@ func (l *loop) runPrefetch() {
 		return
 	}
 	l.pf.Run(l.srv.ks, l.id)
+}
+
+// watchdogCheck is the software watchdog, run by the server's cron: with
+// watchdog-period set, a loop that has been busy (not waiting for input)
+// without starting a new iteration for longer than the period has one
+// command or script holding it, and the log gets that loop's stack, once
+// per stall, as Redis logs its main thread's on SIGALRM.
+func (s *Server) watchdogCheck(now int64) {
+	period, _ := strconv.ParseInt(s.cfg.Get("watchdog-period"), 10, 64)
+	if period <= 0 {
+		return
+	}
+	for _, l := range s.loops {
+		alive := l.aliveAt.Load()
+		if l.sleeping.Load() || alive == 0 || now-alive < period*int64(time.Millisecond) || l.watchdogFired == alive {
+			continue
+		}
+		l.watchdogFired = alive
+		stack := goroutineStack(allStacks(), l.goid.Load())
+		s.Warnf("\n--- WATCHDOG TIMER EXPIRED ---\n%s--------\n", stack)
+	}
 }

@@ -15,6 +15,7 @@ type loop struct {
 }
 
 func (l *loop) wake()                                 {}
+func (s *Server) watchdogCheck(now int64)             {}
 func (l *loop) post(fn func())                        { fn() }
 func (s *Server) startLoops(lns []net.Listener) error { return nil }
 

@@ -311,6 +311,7 @@ func (l *loop) runRing() {
 				woke = r.Ready()
 			}
 			l.sleeping.Store(false)
+			l.aliveAt.Store(nanotime())
 		}
 		gate.Observe(nanotime()-idleFrom, woke)
 		select {

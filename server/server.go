@@ -368,6 +368,7 @@ func (s *Server) cron() {
 		s.pe.Cron()
 		s.gateUpdate()
 		s.slowScriptCheck()
+		s.watchdogCheck(nanotime())
 		s.shutdownCron()
 		s.migrate.Expire(time.Now())
 		if s.cluster != nil {

@@ -121,6 +121,16 @@ func run(argv []string) int {
 		srv.Logf("Running mode=%s, port=%s.", mode, port)
 	}
 	srv.Warnf("Server initialized")
+	// SIGABRT: the crash report in the log (every goroutine's stack), as
+	// redis-server logs one, then the signal's default action.
+	abort := make(chan os.Signal, 1)
+	signal.Notify(abort, syscall.SIGABRT)
+	go func() {
+		<-abort
+		srv.CrashReport(fmt.Sprintf("Sluice %s crashed by signal: %d (SIGABRT)", server.SluiceVersion, syscall.SIGABRT))
+		signal.Reset(syscall.SIGABRT)
+		syscall.Kill(os.Getpid(), syscall.SIGABRT)
+	}()
 	if persistent {
 		if err := srv.LoadDataFile(); err != nil {
 			if !server.IsLoadFailed(err) {
