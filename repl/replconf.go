@@ -18,6 +18,10 @@ type Handshake struct {
 	IP     string // ip-address ("": the peer's)
 	PSYNC2 bool   // capa psync2
 	EOF    bool   // capa eof
+	// RDBOnly (rdb-only 1) and FunctionsOnly (rdb-filter-only functions):
+	// the peer wants the RDB alone, with only the functions in it
+	// (redis-cli --functions-rdb).
+	RDBOnly, FunctionsOnly bool
 }
 
 // Set applies one REPLCONF option other than ACK and GETACK; it returns
@@ -46,7 +50,9 @@ func (h *Handshake) Set(opt, val []byte) string {
 		if err != nil || n < 0 || n > 1 {
 			return "ERR value is out of range, must be positive"
 		}
+		h.RDBOnly = n == 1
 	case eq(opt, "rdb-filter-only"):
+		h.FunctionsOnly = false
 		if len(val) == 0 {
 			return ""
 		}
@@ -55,6 +61,7 @@ func (h *Handshake) Set(opt, val []byte) string {
 				return "ERR Unsupported rdb-filter-only option: " + f
 			}
 		}
+		h.FunctionsOnly = true
 	default:
 		return "ERR Unrecognized REPLCONF option: " + string(opt)
 	}

@@ -159,3 +159,36 @@ func (s *Server) diskSyncDone(ok bool) { s.repl.m.FileSaved(ok, s.cfg.Get("dbfil
 
 // abortReplSync gives up the image being streamed to replicas (FLUSHALL).
 func (s *Server) abortReplSync() { s.repl.m.AbortStreamedSync() }
+
+// functionsImage is an image of no keys: the functions are its meta's.
+type functionsImage struct{ meta persist.ImageMeta }
+
+func (i functionsImage) Meta() persist.ImageMeta { return i.meta }
+
+func (functionsImage) Each(func(int, uint64, uint64, []byte, int) error) error { return nil }
+
+func (functionsImage) Release() {}
+
+// sendFunctionsRDB answers the SYNC or PSYNC of a peer that asked for
+// the RDB alone with only the functions in it (REPLCONF rdb-only 1 and
+// rdb-filter-only functions: redis-cli --functions-rdb), as Redis does:
+// an RDB without keys, in a full sync's form. The peer does not become a
+// replica. The exclusive lock is held (SYNC is lock_all).
+func (s *Server) sendFunctionsRDB(c *Client, psync bool) {
+	payload := persist.EncodeRDB(functionsImage{s.metaAtCut(s.imageMetaUnlocked())}, persist.RDBOptions{
+		Version:  Version,
+		Checksum: s.cfg.Get("rdbchecksum") != "no",
+	})
+	if psync {
+		r := &s.repl
+		r.lock()
+		id, off := r.m.ID, r.m.Offset
+		r.unlock()
+		c.w.Buf = append(c.w.Buf, "+FULLRESYNC "+id+" "+strconv.FormatInt(off, 10)+"\r\n"...)
+	}
+	c.w.Buf = append(c.w.Buf, '$')
+	c.w.Buf = strconv.AppendInt(c.w.Buf, int64(len(payload)), 10)
+	c.w.Buf = append(c.w.Buf, "\r\n"...)
+	c.w.Buf = append(c.w.Buf, payload...)
+	s.Logf("Replica %s asks for synchronization of the functions alone: sent %d bytes of RDB", c.addr, len(payload))
+}

@@ -332,6 +332,10 @@ func syncCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR SYNC and PSYNC are invalid with pending output")
 		return
 	}
+	if h := r.m.HandshakeOf(c); h != nil && h.RDBOnly && h.FunctionsOnly {
+		s.sendFunctionsRDB(c, psync)
+		return
+	}
 	rc := c.pendingReplica()
 	s.Logf("Replica %s asks for synchronization", rc.Name())
 	if psync {
