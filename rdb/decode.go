@@ -147,17 +147,18 @@ func DecodeWith(p []byte, o DecodeOptions) (*Value, error) {
 	// Like Redis, the object is read from the whole payload: a value that
 	// runs into the footer is read from the footer bytes.
 	r := reader{b: p, shallow: o.Shallow, sanitize: o.Sanitize && !o.Shallow}
-	t, ok := r.byte()
-	if !ok {
-		return nil, errFormat
-	}
-	return r.object(t)
+	return r.value()
 }
 
 // DecodeObject decodes a serialized value without footer (type byte and
 // object). Bytes after the object are ignored, as Redis does.
 func DecodeObject(p []byte) (*Value, error) {
 	r := reader{b: p}
+	return r.value()
+}
+
+// value decodes the object at the reader: its type byte, then the object.
+func (r *reader) value() (*Value, error) {
 	t, ok := r.byte()
 	if !ok {
 		return nil, errFormat
@@ -647,16 +648,17 @@ func (r *reader) blobValue(v *Value) error {
 	for i, e := range elems {
 		kv[i] = e.bytes()
 	}
-	if len(kv)%2 != 0 {
-		return corrupt(integrityReason(v.Type))
-	}
 	return v.setPairs(kv)
 }
 
-// setPairs stores interleaved fields and values.
+// setPairs stores interleaved fields and values; an odd count fails the
+// blob's integrity check.
 func (v *Value) setPairs(kv [][]byte) error {
-	if len(kv) == 0 || len(kv)%2 != 0 {
+	if len(kv) == 0 {
 		return errFormat
+	}
+	if len(kv)%2 != 0 {
+		return corrupt(integrityReason(v.Type))
 	}
 	v.Fields = make([][]byte, 0, len(kv)/2)
 	v.Values = make([][]byte, 0, len(kv)/2)

@@ -186,9 +186,7 @@ func (s *Server) sendFunctionsRDB(c *Client, psync bool) {
 		r.unlock()
 		c.w.Buf = append(c.w.Buf, "+FULLRESYNC "+id+" "+strconv.FormatInt(off, 10)+"\r\n"...)
 	}
-	c.w.Buf = append(c.w.Buf, '$')
-	c.w.Buf = strconv.AppendInt(c.w.Buf, int64(len(payload)), 10)
-	c.w.Buf = append(c.w.Buf, "\r\n"...)
+	c.w.Buf = repl.AppendPayloadHeader(c.w.Buf, int64(len(payload)), nil)
 	c.w.Buf = append(c.w.Buf, payload...)
 	s.Logf("Replica %s asks for synchronization of the functions alone: sent %d bytes of RDB", c.addr, len(payload))
 }
