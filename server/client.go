@@ -98,10 +98,11 @@ type Client struct {
 	flagsMu         sync.Mutex
 	killHook        func() // driver hook to close the connection from another goroutine
 
-	qbuf     []byte // unconsumed input kept between reads (event loops)
-	qbufPeak int    // the most qbuf held since the loop's cron last looked
-	pending  []byte // output the socket did not take yet (event loops)
-	held     []byte // replies waiting for the loop iteration's AOF commit
+	qbuf     []byte   // unconsumed input kept between reads (event loops)
+	qbufPeak int      // the most qbuf held since the loop's cron last looked
+	rb       replyBuf // the reply buffer the accounting counts (replybuf.go)
+	pending  []byte   // output the socket did not take yet (event loops)
+	held     []byte   // replies waiting for the loop iteration's AOF commit
 
 	keys       []cmdspec.Key
 	snapKeys   []cmdspec.Key // captureKeys' scratch
@@ -255,7 +256,10 @@ func (c *Client) process(buf []byte) int {
 	off := 0
 	c.mark = 0
 	c.batchLen = len(buf)
-	defer func() { c.mark = 0 }()
+	defer func() {
+		c.mark = 0
+		c.noteReplyPeak(len(c.w.Buf))
+	}()
 	if c.reauth.Load() {
 		c.applyReauth()
 	}

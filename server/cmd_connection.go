@@ -588,7 +588,11 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	}
 	b = append(b, " multi-mem="...)
 	b = strconv.AppendInt(b, t.multiMemA.Load(), 10)
-	b = append(b, " rbs=16384 rbp=16384 obl=0 oll=0 omem="...)
+	b = append(b, " rbs="...)
+	b = strconv.AppendInt(b, t.replyBufLen(), 10)
+	b = append(b, " rbp="...)
+	b = strconv.AppendInt(b, t.replyPeak(), 10)
+	b = append(b, " obl=0 oll=0 omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
 	b = strconv.AppendInt(b, t.memUsage()+argvMem, 10)

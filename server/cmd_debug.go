@@ -172,13 +172,14 @@ func debugCommand(c *Client, args [][]byte) {
 	case eq(sub, "set-disable-deny-scripts") && len(args) == 3:
 		c.srv.denyScriptsOff.Store(string(args[2]) != "0")
 		c.w.OK()
+	case eq(sub, "replybuffer") && len(args) == 4:
+		c.debugReplyBuffer(args)
 	case eq(sub, "set-skip-checksum-validation") && len(args) == 3:
 		n, _ := strconv.Atoi(string(args[2]))
 		c.srv.skipChecksum.Store(n != 0)
 		c.w.OK()
 	case eq(sub, "quicklist-packed-threshold") && len(args) == 3,
 		eq(sub, "pause-cron") && len(args) == 3,
-		eq(sub, "replybuffer") && len(args) == 4,
 		eq(sub, "stringmatch-len") && len(args) == 3,
 		eq(sub, "listpack") && len(args) == 3,
 		eq(sub, "quicklist") && len(args) >= 3,

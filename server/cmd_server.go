@@ -149,6 +149,8 @@ func (s *Server) ResetStats() {
 	s.ev.evicted.Store(0)
 	s.mem.evictedClients.Store(0)
 	s.lazyfreed.Store(0)
+	s.replyShrinks.Store(0)
+	s.replyExpands.Store(0)
 	s.repl.m.SyncFull.Store(0)
 	s.repl.m.SyncPartialOK.Store(0)
 	s.repl.m.SyncPartialErr.Store(0)

@@ -191,7 +191,7 @@ func (cs *connServer) run(b []byte) (int, bool) {
 		if c.repliesOverLimit() {
 			return off, false
 		}
-		if lim := cs.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf))-replyBufSize <= lim && k > 0 && off < len(b) && c.ps.Total() == 0 {
+		if lim := cs.srv.cfg.OutLimitHard.Load(); lim > 0 && c.countedOutput(int64(len(c.w.Buf))) <= lim && k > 0 && off < len(b) && c.ps.Total() == 0 {
 			// With a normal-class limit a batch's replies go out
 			// together, as the event loops send them (see serve).
 			continue

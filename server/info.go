@@ -215,8 +215,8 @@ func (s *Server) infoString(c *Client, sec map[string]bool, all bool) string {
 		f("total_writes_processed:0")
 		f("io_threaded_reads_processed:0")
 		f("io_threaded_writes_processed:0")
-		f("reply_buffer_shrinks:0")
-		f("reply_buffer_expands:0")
+		f("reply_buffer_shrinks:%d", s.replyShrinks.Load())
+		f("reply_buffer_expands:%d", s.replyExpands.Load())
 	}
 	if want("replication") {
 		b.WriteString("# Replication\r\n")

@@ -663,7 +663,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		if c.repliesOverLimit() {
 			break
 		}
-		if lim := l.srv.cfg.OutLimitHard.Load(); lim > 0 && int64(len(c.w.Buf))-replyBufSize <= lim && k > 0 && c.ps.Total() == 0 {
+		if lim := l.srv.cfg.OutLimitHard.Load(); lim > 0 && c.countedOutput(int64(len(c.w.Buf))) <= lim && k > 0 && c.ps.Total() == 0 {
 			// With a normal-class limit, a batch's replies go out together
 			// once the batch is done, as in Redis, so that a batch whose
 			// replies pass the limit sends none of them.
@@ -932,6 +932,10 @@ func (l *loop) cron(now time.Time) {
 			c.updateMem()
 		}
 		c.qbufPeak = len(c.qbuf)
+		if c.resizeReplyBuf(ms) {
+			c.refreshOwnMemory()
+			c.updateMem()
+		}
 	}
 	// A client over a soft output limit is closed once it stayed over for
 	// the limit's seconds, even when no new output arrives to check it.

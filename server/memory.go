@@ -154,16 +154,15 @@ const (
 	memReplica = 2 // mem_clients_slaves
 )
 
-// replyBufSize is the output a client holds without it counting as
-// output buffer memory: Redis gives every client a 16 KiB reply buffer
-// (PROTO_REPLY_CHUNK_BYTES) counted in its fixed size, and only replies
-// that overflow it (its reply list) count in omem. Sluice counts the same
-// way, and keeps at most that much spare output buffer per client.
+// replyBufSize is the largest reply buffer (PROTO_REPLY_CHUNK_BYTES): a
+// client's buffer (replybuf.go) counts in its fixed size, and only the
+// replies that overflow it (Redis's reply list) count in omem. Sluice
+// keeps at most that much spare output buffer per client.
 const replyBufSize = 16 << 10
 
 // clientBase is what a connection costs before any buffer: the Client
-// struct, its parser and writer state, and the reply buffer.
-var clientBase = store.AllocSize(int(unsafe.Sizeof(Client{}))) + 512 + replyBufSize
+// struct, its parser and writer state.
+var clientBase = store.AllocSize(int(unsafe.Sizeof(Client{}))) + 512
 
 // ownMemory is the part of getClientMemoryUsage that only the client's
 // own goroutine changes: the struct, the query buffer, queued MULTI
@@ -174,7 +173,7 @@ func (c *Client) refreshOwnMemory() {
 	storeIfChanged(&c.qbufCap, qa)
 	mm := c.multiMem()
 	storeIfChanged(&c.multiMemA, mm)
-	n := clientBase + qa + mm + int64(c.watch.Len())*watchCost
+	n := clientBase + c.replyBufLen() + qa + mm + int64(c.watch.Len())*watchCost
 	if c.ps.Total() > 0 {
 		n += c.pubsubMem.Load()
 	}
@@ -217,7 +216,7 @@ func (c *Client) multiMem() int64 {
 func (c *Client) outputBytes() int64 { return c.outLen.Load() + c.asyncLen.Load() }
 
 // outputMemory is CLIENT LIST's omem: the output beyond the reply buffer.
-func (c *Client) outputMemory() int64 { return max(0, c.outputBytes()-replyBufSize) }
+func (c *Client) outputMemory() int64 { return c.countedOutput(c.outputBytes()) }
 
 // memUsage is getClientMemoryUsage: CLIENT LIST's tot-mem.
 func (c *Client) memUsage() int64 { return c.ownMem.Load() + c.outputMemory() }

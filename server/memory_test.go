@@ -60,10 +60,15 @@ func rawClient(t *testing.T, addr, name string) net.Conn {
 // used_memory_dataset as soon as it is written, and stops counting as
 // soon as it is deleted.
 func TestUsedMemoryFollowsKeys(t *testing.T) {
-	_, addr := redistest.StartSluice(t)
+	_, addr := redistest.StartSluice(t, "enable-debug-command", "yes")
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
 	defer rdb.Close()
 	ctx := context.Background()
+	// The client's reply buffer stays as it is (it would follow the
+	// size of INFO's replies), as Redis's own memory tests keep it.
+	if err := rdb.Do(ctx, "DEBUG", "REPLYBUFFER", "RESIZING", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
 	base := infoInt(t, rdb, "used_memory")
 	dataset := infoInt(t, rdb, "used_memory_dataset")
 	// What is not a client's: go-redis may open a connection of its own.

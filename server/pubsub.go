@@ -246,7 +246,7 @@ func releaseMemorySoon() {
 func (c *Client) overOutputLimit(size int64) bool {
 	// What fits in Redis's per-client reply buffer is not counted, only
 	// what overflows it into the reply list (getClientOutputBufferMemoryUsage).
-	size = max(0, size-replyBufSize)
+	size = c.countedOutput(size)
 	cfg := c.srv.cfg
 	hard, soft, secs := cfg.OutLimitHard.Load(), cfg.OutLimitSoft.Load(), cfg.OutLimitSecs.Load()
 	if c.ps.Total() > 0 {

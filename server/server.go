@@ -49,6 +49,13 @@ type Server struct {
 	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
 	skipChecksum    atomic.Bool // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: RESTORE and RDB loads skip the CRC-64
 
+	// Reply buffer sizing (replybuf.go): DEBUG REPLYBUFFER's settings and
+	// INFO's counts.
+	replyPeakReset atomic.Int64 // ms between peak resets; -1: never
+	replyResizeOff atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0
+	replyShrinks   atomic.Int64
+	replyExpands   atomic.Int64
+
 	mu      sync.Mutex
 	clients map[int64]*Client
 	nextID  atomic.Int64
@@ -163,6 +170,7 @@ func New(cfg *Config) *Server {
 		started: time.Now(),
 		runID:   randomHex(40),
 	}
+	s.replyPeakReset.Store(replyPeakResetDefault)
 	s.SetLogWriter(os.Stderr)
 	s.applyRenames(cfg.Renames)
 	cfg.Hooks.Listen = s.applyListen
@@ -412,6 +420,7 @@ func (s *Server) newClient(slot int, addr, laddr string, unix bool, setup func(c
 	}
 	s.stats[slot].connections.Add(1)
 	c.memCountedClass.Store(memNormal)
+	c.initReplyBuf()
 	c.refreshOwnMemory()
 	c.updateMem()
 	s.mu.Lock()
