@@ -100,6 +100,7 @@ type Client struct {
 
 	qbuf     []byte   // unconsumed input kept between reads (event loops)
 	qbufPeak int      // the most qbuf held since the loop's cron last looked
+	qbAlloc  int64    // the query buffer the accounting counts (querybuf.go)
 	rb       replyBuf // the reply buffer the accounting counts (replybuf.go)
 	pending  []byte   // output the socket did not take yet (event loops)
 	held     []byte   // replies waiting for the loop iteration's AOF commit

@@ -637,6 +637,7 @@ func (l *loop) queued(c *Client, n int) []byte {
 // in c's query buffer when own, else in a buffer of the loop's.
 func (l *loop) received(c *Client, buf []byte, n int, own bool) {
 	l.srv.stats[l.id].netIn.Add(int64(n))
+	c.noteQueryRead(len(buf), n)
 	c.lastIO.Store(time.Now().UnixMilli())
 	if c.blocked {
 		// Input is held until the block ends; only the limit applies.
@@ -690,6 +691,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		n := copy(c.qbuf, rest)
 		c.qbuf = c.qbuf[:n]
 		if n == 0 && cap(c.qbuf) > 4*readSize {
+			c.keepQueryBuf(cap(c.qbuf))
 			c.qbuf = nil
 		}
 	} else if len(rest) > 0 {
@@ -931,8 +933,9 @@ func (l *loop) cron(now time.Time) {
 			c.refreshOwnMemory()
 			c.updateMem()
 		}
+		resized := c.resizeQueryBuf(ms, len(c.qbuf))
 		c.qbufPeak = len(c.qbuf)
-		if c.resizeReplyBuf(ms) {
+		if c.resizeReplyBuf(ms) || resized {
 			c.refreshOwnMemory()
 			c.updateMem()
 		}

@@ -169,7 +169,7 @@ var clientBase = store.AllocSize(int(unsafe.Sizeof(Client{}))) + 512
 // commands, watched keys, subscriptions and tracking prefixes. It runs on
 // that goroutine and stores the figure for others to read.
 func (c *Client) refreshOwnMemory() {
-	qa := store.AllocSize(cap(c.qbuf))
+	qa := c.queryBufAlloc()
 	storeIfChanged(&c.qbufCap, qa)
 	mm := c.multiMem()
 	storeIfChanged(&c.multiMemA, mm)
