@@ -82,15 +82,22 @@ func (c *Client) noteReplyPeak(n int) {
 	c.rb.peak.Store(int32(min(int64(n), c.replyBufLen())))
 }
 
+// replyBlocks splits n bytes of pending output as Redis holds it: the
+// bytes in the reply buffer (CLIENT LIST obl) and the number of
+// reply-list blocks for the rest (oll).
+func (c *Client) replyBlocks(n int64) (buffered, blocks int64) {
+	size := c.replyBufLen()
+	if n <= size {
+		return max(n, 0), 0
+	}
+	return size, (n - size + replyNodeSize - 1) / replyNodeSize
+}
+
 // countedOutput is the output buffer memory Redis counts for n bytes of
 // pending output: what overflows the reply buffer, in whole reply-list
 // blocks (getClientOutputBufferMemoryUsage).
 func (c *Client) countedOutput(n int64) int64 {
-	over := n - c.replyBufLen()
-	if over <= 0 {
-		return 0
-	}
-	blocks := (over + replyNodeSize - 1) / replyNodeSize
+	_, blocks := c.replyBlocks(n)
 	return blocks * (replyNodeSize + replyNodeOverhead)
 }
 

@@ -129,3 +129,41 @@ func TestOutputLimitCountsReplyBlocks(t *testing.T) {
 		})
 	}
 }
+
+// CLIENT LIST splits a client's pending output as Redis holds it: obl
+// bytes in the reply buffer, oll reply-list blocks past it, and omem the
+// blocks' size. A subscriber that stopped reading, both servers.
+func TestClientListReplyBlocks(t *testing.T) {
+	ctx := context.Background()
+	_, saddr := redistest.StartSluice(t)
+	for name, addr := range map[string]string{"sluice": saddr, "redis": redistest.StartRedis(t)} {
+		t.Run(name, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+			defer c.Close()
+			sub, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			sub.(*net.TCPConn).SetReadBuffer(4096)
+			sub.Write(redistest.Encode("CLIENT", "SETNAME", "slowsub"))
+			sub.Write(redistest.Encode("SUBSCRIBE", "foo"))
+			time.Sleep(50 * time.Millisecond)
+			if obl, oll := clientField(t, c, "slowsub", "obl"), clientField(t, c, "slowsub", "oll"); obl != "0" || oll != "0" {
+				t.Fatalf("a subscriber with nothing pending: obl=%s oll=%s", obl, oll)
+			}
+			msg := strings.Repeat("z", 1000)
+			field := func(f string) int64 {
+				n, _ := strconv.ParseInt(clientField(t, c, "slowsub", f), 10, 64)
+				return n
+			}
+			for i := 0; i < 5000 && field("oll") < 3; i++ {
+				c.Publish(ctx, "foo", msg)
+			}
+			obl, oll, omem, rbs := field("obl"), field("oll"), field("omem"), field("rbs")
+			if obl != rbs || oll < 3 || omem < oll*16384 || omem > oll*32768 {
+				t.Errorf("obl=%d oll=%d omem=%d rbs=%d", obl, oll, omem, rbs)
+			}
+		})
+	}
+}
