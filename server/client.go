@@ -99,7 +99,7 @@ type Client struct {
 	killHook        func() // driver hook to close the connection from another goroutine
 
 	qbuf     []byte   // unconsumed input kept between reads (event loops)
-	qbufPeak int      // the most qbuf held since the loop's cron last looked
+	qbufPeak int      // the most input held since the loop's cron last looked (noteQueryRead)
 	qbAlloc  int64    // the query buffer the accounting counts (querybuf.go)
 	rb       replyBuf // the reply buffer the accounting counts (replybuf.go)
 	pending  []byte   // output the socket did not take yet (event loops)

@@ -628,7 +628,6 @@ func (l *loop) growQbuf(c *Client) bool {
 // returns the buffer.
 func (l *loop) queued(c *Client, n int) []byte {
 	c.qbuf = c.qbuf[:len(c.qbuf)+n]
-	c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
 	c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
 	return c.qbuf
 }
@@ -701,7 +700,6 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 			c.qbuf = make([]byte, 0, n)
 		}
 		c.qbuf = append(c.qbuf[:0], rest...)
-		c.qbufPeak = max(c.qbufPeak, len(c.qbuf))
 	}
 	c.qbufLen.Store(int64(len(c.qbuf) - c.p.Parsed()))
 	if int64(len(c.qbuf)) > l.srv.cfg.QbufLimit.Load() {
@@ -927,15 +925,15 @@ func (l *loop) cron(now time.Time) {
 	// clientsCronResizeQueryBuffer).
 	ms := now.UnixMilli()
 	for _, c := range l.conns {
+		changed := false
 		if len(c.qbuf) == 0 && cap(c.qbuf) > 4<<10 &&
 			(ms-c.lastIO.Load() > 2000 || cap(c.qbuf) > resp.BigArg && cap(c.qbuf)/2 > c.qbufPeak) {
 			c.qbuf = nil
-			c.refreshOwnMemory()
-			c.updateMem()
+			changed = true
 		}
-		resized := c.resizeQueryBuf(ms, len(c.qbuf))
+		changed = c.resizeQueryBuf(ms, len(c.qbuf)) || changed
 		c.qbufPeak = len(c.qbuf)
-		if c.resizeReplyBuf(ms) || resized {
+		if c.resizeReplyBuf(ms) || changed {
 			c.refreshOwnMemory()
 			c.updateMem()
 		}
