@@ -72,6 +72,14 @@ type loop struct {
 	started       chan struct{} // closed once run has set up the loop's ring (or found none)
 	heldBufs      [][]byte
 
+	// spareQbuf is the big query buffer the loop keeps for its next big
+	// argument (since spareQbufAt, ms on the monotonic clock), and
+	// releasedQbuf the one that becomes the spare at the next iteration
+	// (bigqbuf_linux.go).
+	spareQbuf    []byte
+	spareQbufAt  int64
+	releasedQbuf []byte
+
 	// pf gathers the keys of the input an iteration serves, to fetch
 	// their lines of the keyspace together (prefetchInput).
 	pf store.Prefetcher
@@ -260,6 +268,7 @@ func (l *loop) run() {
 		var err error
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
+		l.promoteQbuf(idleFrom / 1e6)
 		if gate.Spinning() && l.tlsConns == 0 {
 			n = l.spin(events, idleFrom+gate.Window())
 		}
@@ -610,7 +619,7 @@ func (l *loop) growQbuf(c *Client) bool {
 		need = n
 	}
 	if cap(c.qbuf) < need {
-		nb := make([]byte, len(c.qbuf), need)
+		nb := l.bigQueryBuf(need)[:len(c.qbuf)]
 		copy(nb, c.qbuf)
 		c.qbuf = nb
 		// A big argument's buffer is sized for it at once: it counts
@@ -691,13 +700,14 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		c.qbuf = c.qbuf[:n]
 		if n == 0 && cap(c.qbuf) > 4*readSize {
 			c.keepQueryBuf(cap(c.qbuf))
+			l.releaseQbuf(c.qbuf)
 			c.qbuf = nil
 		}
 	} else if len(rest) > 0 {
 		if n := c.p.Need(); n > cap(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
 			// A big argument's buffer is allocated whole as soon as its
 			// header is read, as Redis's is.
-			c.qbuf = make([]byte, 0, n)
+			c.qbuf = l.bigQueryBuf(n)
 		}
 		c.qbuf = append(c.qbuf[:0], rest...)
 	}
@@ -916,6 +926,8 @@ func (l *loop) close(c *Client) {
 	delete(l.conns, c.fd)
 	c.fd = -1
 	l.srv.removeClient(c)
+	l.releaseQbuf(c.qbuf)
+	c.qbuf = nil
 }
 
 func (l *loop) cron(now time.Time) {

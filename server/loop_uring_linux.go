@@ -281,6 +281,7 @@ func (l *loop) runRing() {
 		}
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
+		l.promoteQbuf(idleFrom / 1e6)
 		active := rg.active(idleFrom)
 		woke := r.Ready()
 		if !woke && active <= spinMaxActive && gate.Spinning() && l.tlsConns == 0 {
@@ -347,6 +348,29 @@ func (l *loop) spinRing(deadline int64) bool {
 		}
 		if l.hasWork() || nanotime() > deadline {
 			return false
+		}
+	}
+}
+
+// queuedFor reports whether a completion with userData waits to be
+// served: in the queue, set aside, or (the queue overflowed) in the
+// kernel.
+func (rg *loopRing) queuedFor(userData uint64) bool {
+	if rg.r.Overflowed() {
+		return true
+	}
+	for i := range rg.deferred {
+		if rg.deferred[i].UserData == userData {
+			return true
+		}
+	}
+	for i := uint32(0); ; i++ {
+		cqe := rg.r.PeekAt(i)
+		if cqe == nil {
+			return false
+		}
+		if cqe.UserData == userData {
+			return true
 		}
 	}
 }
@@ -460,6 +484,9 @@ func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 			id := cqe.BufID()
 			l.onData(c, rg.bufs.Buf(id, int(cqe.Res)))
 			rg.bufs.Recycle(id)
+			if c.fd >= 0 && !rg.lent && inBigArg(c) && !rg.queuedFor(ud) {
+				l.readBigArg(c)
+			}
 			if cqe.Flags&uring.CQEFMore == 0 && c.fd >= 0 {
 				rg.armRecv(c)
 			}
