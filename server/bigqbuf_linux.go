@@ -11,7 +11,7 @@ import (
 // A bulk argument of resp.BigArg bytes or more gets a query buffer of
 // exactly its size as soon as its header is read, as in Redis (growQbuf).
 // Two things made such an argument go in at half the speed Redis takes it
-// in, and left its sender blocked on a full socket meanwhile:
+// in:
 //
 //   - Fresh memory. Go's heap gives a large buffer that was freed back to
 //     the OS, so every page of a new 3 MB buffer faulted on its first
