@@ -1,13 +1,10 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -50,30 +47,16 @@ func TestBigArgumentsPipelined(t *testing.T) {
 		n += 2
 	}
 	replies := func(addr string) []string {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(30 * time.Second))
-		go conn.Write(in.Bytes())
-		r := bufio.NewReader(conn)
+		c := redistest.Dial(t, addr)
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		go c.Write(in.Bytes())
 		var out []string
 		for i := 0; i < n; i++ {
-			line, err := r.ReadString('\n')
+			r, err := redistest.ReadReply(c.R)
 			if err != nil {
 				t.Fatalf("%s: reply %d: %v", addr, i, err)
 			}
-			if line[0] == '$' && line != "$-1\r\n" {
-				var size int
-				fmt.Sscanf(line, "$%d", &size)
-				body := make([]byte, size+2)
-				if _, err := io.ReadFull(r, body); err != nil {
-					t.Fatalf("%s: reply %d: %v", addr, i, err)
-				}
-				line += string(body)
-			}
-			out = append(out, line)
+			out = append(out, r)
 		}
 		return out
 	}
