@@ -1,10 +1,6 @@
 package server
 
-import (
-	"golang.org/x/sys/unix"
-
-	"github.com/sluicedb/sluice/resp"
-)
+import "github.com/sluicedb/sluice/resp"
 
 // Big arguments' query buffers.
 //
@@ -71,29 +67,17 @@ func (l *loop) promoteQbuf(now int64) {
 // inBigArg reports whether c's query buffer is a big argument's, sized for
 // it whole, with the argument not yet all there.
 func inBigArg(c *Client) bool {
-	n := c.p.Need()
-	return len(c.qbuf) > 0 && n > len(c.qbuf) && n-c.p.Parsed() >= resp.BigArg
+	return len(c.qbuf) > 0 && bigArgEnd(c) > len(c.qbuf)
 }
 
 // readBigArg reads the rest of c's big argument from its socket straight
-// into the query buffer: a read(2) takes what the socket holds, up to the
-// argument's end (what follows it comes through the ring). The caller
-// makes sure that no completion of c's waits to be served, so nothing read
-// here overtakes input the ring delivered already; the ring's receives run
-// only on the loop's thread, inside its ring system calls, so none runs
-// meanwhile.
+// into the query buffer, as the epoll loop reads (onReadable): a read(2)
+// takes what the socket holds, up to the argument's end (what follows it
+// comes through the ring). The caller makes sure that no completion of
+// c's waits to be served, so nothing read here overtakes input the ring
+// delivered already; the ring's receives run only on the loop's thread,
+// inside its ring system calls, so none runs meanwhile.
 func (l *loop) readBigArg(c *Client) {
-	for c.fd >= 0 && !c.blocked && inBigArg(c) {
-		if !l.growQbuf(c) {
-			return
-		}
-		n, err := rawRead(c.fd, c.qbuf[len(c.qbuf):cap(c.qbuf)])
-		if n <= 0 {
-			if err != unix.EAGAIN && err != unix.EINTR {
-				l.close(c) // the peer closed, or the connection failed
-			}
-			return
-		}
-		l.received(c, l.queued(c, n), n, true)
+	for c.fd >= 0 && !c.blocked && inBigArg(c) && l.onReadable(c) {
 	}
 }

@@ -74,9 +74,7 @@ func TestBigArgumentsPipelined(t *testing.T) {
 // command is followed by a big argument of about its size and other bytes.
 // Both servers.
 func TestBigArgumentsOutliveTheirBuffer(t *testing.T) {
-	_, saddr := redistest.StartSluice(t)
-	raddr := redistest.StartRedis(t)
-	for name, addr := range map[string]string{"sluice": saddr, "redis": raddr} {
+	for name, addr := range bothServers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

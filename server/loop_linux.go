@@ -573,7 +573,9 @@ func (l *loop) onEvents(c *Client, events uint32) {
 	}
 }
 
-func (l *loop) onReadable(c *Client) {
+// onReadable reads what c sent and serves it. It reports whether it read
+// input (false: the socket had none, or c is closed).
+func (l *loop) onReadable(c *Client) bool {
 	var buf []byte
 	own := len(c.qbuf) > 0 || c.blocked
 	n := 0
@@ -581,31 +583,30 @@ func (l *loop) onReadable(c *Client) {
 		var err error
 		n, err = l.readConn(c, l.rbuf)
 		if n <= 0 {
-			if err == unix.EAGAIN || err == unix.EINTR {
-				return
+			if err != unix.EAGAIN && err != unix.EINTR {
+				l.close(c)
 			}
-			l.close(c)
-			return
+			return false
 		}
 		buf = l.rbuf[:n]
 		l.prefetchInput(c, buf)
 		l.runPrefetch()
 	} else {
 		if !l.growQbuf(c) {
-			return
+			return false
 		}
 		var err error
 		n, err = l.readConn(c, c.qbuf[len(c.qbuf):cap(c.qbuf)])
 		if n <= 0 {
-			if err == unix.EAGAIN || err == unix.EINTR {
-				return
+			if err != unix.EAGAIN && err != unix.EINTR {
+				l.close(c)
 			}
-			l.close(c)
-			return
+			return false
 		}
 		buf = l.queued(c, n)
 	}
 	l.received(c, buf, n, own)
+	return true
 }
 
 // growQbuf makes room in c's query buffer for what comes next: a read's
@@ -613,7 +614,7 @@ func (l *loop) onReadable(c *Client) {
 // growth closed the client (maxmemory-clients).
 func (l *loop) growQbuf(c *Client) bool {
 	need := len(c.qbuf) + readSize
-	if n := c.p.Need(); n > need || n > len(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
+	if n := c.p.Need(); n > need || bigArgEnd(c) > len(c.qbuf) {
 		// A big argument's buffer is exactly its size (and what
 		// follows it is read once it is complete), as Redis's.
 		need = n
@@ -704,7 +705,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 			c.qbuf = nil
 		}
 	} else if len(rest) > 0 {
-		if n := c.p.Need(); n > cap(c.qbuf) && n-c.p.Parsed() >= resp.BigArg {
+		if n := bigArgEnd(c); n > cap(c.qbuf) {
 			// A big argument's buffer is allocated whole as soon as its
 			// header is read, as Redis's is.
 			c.qbuf = l.bigQueryBuf(n)

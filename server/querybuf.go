@@ -27,12 +27,22 @@ const (
 	resizeThreshold = 32 << 10 // PROTO_RESIZE_THRESHOLD
 )
 
+// bigArgEnd is where, counted from the start of c's command, the bulk
+// argument being read ends when it is a big one (resp.BigArg bytes or
+// more, which gets a query buffer of exactly its size), else 0.
+func bigArgEnd(c *Client) int {
+	if n := c.p.Need(); n-c.p.Parsed() >= resp.BigArg {
+		return n
+	}
+	return 0
+}
+
 // noteQueryRead applies a read to the modelled buffer: held is the
 // client's unprocessed input including the n bytes just read.
 func (c *Client) noteQueryRead(held, n int) {
 	before := int64(held - n)
 	switch {
-	case c.p.Need()-c.p.Parsed() >= resp.BigArg:
+	case bigArgEnd(c) > 0:
 		// Within a big argument Redis's buffer is exactly the
 		// argument's size, as Sluice's own is (c.qbuf).
 	case c.qbAlloc < ioBufLen:

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/sluicedb/sluice/internal/redistest"
 )
 
 // The query buffer counts as Redis 7.0 keeps it: 16 KiB reserved once a
@@ -19,9 +17,7 @@ import (
 // small commands. CLIENT LIST's qbuf plus qbuf-free shows it. Both
 // servers (unit/querybuf's two tests).
 func TestQueryBufferFollowsUse(t *testing.T) {
-	_, saddr := redistest.StartSluice(t)
-	raddr := redistest.StartRedis(t)
-	for name, addr := range map[string]string{"sluice": saddr, "redis": raddr} {
+	for name, addr := range bothServers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -135,8 +135,7 @@ func TestOutputLimitCountsReplyBlocks(t *testing.T) {
 // blocks' size. A subscriber that stopped reading, both servers.
 func TestClientListReplyBlocks(t *testing.T) {
 	ctx := context.Background()
-	_, saddr := redistest.StartSluice(t)
-	for name, addr := range map[string]string{"sluice": saddr, "redis": redistest.StartRedis(t)} {
+	for name, addr := range bothServers(t) {
 		t.Run(name, func(t *testing.T) {
 			c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
 			defer c.Close()
