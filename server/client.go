@@ -92,6 +92,8 @@ type Client struct {
 	multiMemA       atomic.Int64 // CLIENT LIST multi-mem
 	memCounted      atomic.Int64
 	memCountedClass atomic.Int32
+	evictMem        atomic.Int64 // its part of memState.evictView (-1 once closed)
+	evictIn         atomic.Bool  // its part follows its buffers once its first input ran
 	pubsubMem       atomic.Int64
 	replicaOut      atomic.Bool // a replica: its output counts in mem_clients_slaves
 	evicted         atomic.Bool // disconnected by maxmemory-clients: gone from CLIENT LIST

@@ -70,7 +70,11 @@ func (s *Server) maxmemoryChanged() {
 		return
 	}
 	// A lower maxmemory-clients (or maxmemory, for a percentage) evicts
-	// clients at once, as Redis's applyClientMaxMemoryUsage.
+	// clients at once, as Redis's applyClientMaxMemoryUsage, which
+	// first brings every evictable client's part up to date.
+	if s.cfg.MaxmemClients.Load() != 0 {
+		s.enterEvictViews()
+	}
 	s.evictClients()
 }
 

@@ -719,6 +719,13 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		return
 	}
 	if !c.memChanged() {
+		// Evicted by maxmemory-clients after its commands ran: as in
+		// Redis, whose beforeSleep writes replies before it evicts,
+		// what the socket takes of their replies goes out first (with
+		// a plain write: the ring's sends would come after the close).
+		if !blocked && len(c.held) == 0 && !l.srv.effectsPending() && !c.repliesOverLimit() {
+			l.write(c)
+		}
 		l.close(c)
 		return
 	}

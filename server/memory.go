@@ -8,6 +8,7 @@ import (
 	"runtime/metrics"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -43,10 +44,17 @@ type memState struct {
 	backlog    atomic.Int64
 	replExcess atomic.Int64
 	peak       atomic.Int64 // used_memory_peak
+	// evictView is the clients' memory as maxmemory-clients sees it
+	// (Redis's stat_clients_type_memory for normal and pub/sub clients):
+	// an evictable client's part follows its buffers, the others' parts
+	// are brought up to date by the cron only, every 100 ms (Redis's
+	// clientsCron), so a no-evict client that fills its buffers and
+	// disconnects straight away may never count.
+	evictView atomic.Int64
 
 	evictedClients atomic.Int64 // INFO evicted_clients
-	evicting       atomic.Bool  // a client eviction is running
-	evictAgain     atomic.Bool  // a client grew while it ran: it looks again
+	evictMu        sync.Mutex   // held by a client eviction pass
+	evictQueued    atomic.Bool  // an evictClientsSoon goroutine waits to run its pass
 }
 
 // allocatedSoFar is the runtime's count of bytes allocated since the
@@ -244,7 +252,9 @@ func (c *Client) updateMem() bool {
 		}
 		oldClass := c.memCountedClass.Load()
 		if old == n && oldClass == class {
-			return false
+			// CLIENT NO-EVICT off, or the client's first command, may
+			// have made it count.
+			return c.followEvictView()
 		}
 		if !c.memCounted.CompareAndSwap(old, n) {
 			continue
@@ -256,8 +266,73 @@ func (c *Client) updateMem() bool {
 		} else {
 			m.class(class).Add(n - old)
 		}
-		return n > old
+		grew := c.followEvictView()
+		return n > old || grew
 	}
+}
+
+// followEvictView brings the client's part of the eviction view up to
+// date when maxmemory-clients may evict it: Redis's
+// updateClientMemUsageAndBucket, which counts only those clients live,
+// and only once their first input has been processed (a new client is in
+// no bucket until then, so the check before its first command cannot
+// evict it). It reports whether the client's part grew.
+func (c *Client) followEvictView() bool {
+	if c.srv.cfg.MaxmemClients.Load() == 0 || !c.evictIn.Load() || c.evictMem.Load() == c.evictTarget() || !c.evictable() {
+		return false
+	}
+	return c.syncEvictView()
+}
+
+// evictTarget is what the client should count for in the eviction view.
+func (c *Client) evictTarget() int64 {
+	if c.memCountedClass.Load() != memNormal {
+		return 0
+	}
+	return max(c.memCounted.Load(), 0)
+}
+
+// syncEvictView sets the client's part of the eviction view to its
+// counted memory (the cron does it for every client) and reports whether
+// the part grew.
+func (c *Client) syncEvictView() bool {
+	for {
+		old := c.evictMem.Load()
+		if old < 0 {
+			return false // closed
+		}
+		n := c.evictTarget()
+		if old == n {
+			return false
+		}
+		if c.evictMem.CompareAndSwap(old, n) {
+			c.srv.mem.evictView.Add(n - old)
+			return n > old
+		}
+	}
+}
+
+// syncEvictViews is the cron's pass over every client's part of the
+// eviction view (clientsCron's updateClientMemUsageAndBucket, which also
+// puts a new client in its bucket).
+func (s *Server) syncEvictViews() {
+	s.mu.Lock()
+	for _, c := range s.clients {
+		c.markEvictIn()
+		c.syncEvictView()
+	}
+	s.mu.Unlock()
+}
+
+// enterEvictViews lets every client's part of the eviction view follow
+// its buffers, and brings the evictable clients' parts up to date.
+func (s *Server) enterEvictViews() {
+	s.mu.Lock()
+	for _, c := range s.clients {
+		c.markEvictIn()
+		c.followEvictView()
+	}
+	s.mu.Unlock()
 }
 
 func (m *memState) class(k int32) *atomic.Int64 {
@@ -273,6 +348,9 @@ func (c *Client) releaseMem() {
 	if old > 0 {
 		c.srv.mem.class(c.memCountedClass.Load()).Add(-old)
 	}
+	if v := c.evictMem.Swap(-1); v > 0 {
+		c.srv.mem.evictView.Add(-v)
+	}
 }
 
 // memChanged is called on the client's own goroutine after something
@@ -280,6 +358,7 @@ func (c *Client) releaseMem() {
 // grew, applies maxmemory-clients. It reports whether the client is
 // still connected.
 func (c *Client) memChanged() bool {
+	c.markEvictIn()
 	c.refreshOwnMemory()
 	if c.updateMem() && c.srv.cfg.MaxmemClients.Load() != 0 {
 		c.srv.evictClients()
@@ -295,14 +374,23 @@ func (c *Client) clientEvictCheck() bool {
 	c.refreshOwnMemory()
 	c.updateMem()
 	s := c.srv
-	if lim := s.clientsLimit(); lim > 0 && s.mem.normal.Load() >= lim {
+	if lim := s.clientsLimit(); lim > 0 && s.mem.evictView.Load() >= lim {
 		s.evictClients()
 	}
 	if c.evicted.Load() {
 		c.closeAfterReply = true
 		return false
 	}
+	c.markEvictIn()
 	return true
+}
+
+// markEvictIn lets the client's part of the eviction view follow its
+// buffers from now on.
+func (c *Client) markEvictIn() {
+	if !c.evictIn.Load() {
+		c.evictIn.Store(true)
+	}
 }
 
 // clientsLimit is maxmemory-clients in bytes (0: no limit): an absolute
@@ -348,29 +436,19 @@ func memBucket(n int64) int {
 
 // evictClients disconnects clients, the biggest first, while the clients'
 // memory (normal and pub/sub, as Redis counts it) is at or over
-// maxmemory-clients (Redis's evictClients).
+// maxmemory-clients (Redis's evictClients). While a pass runs on another
+// goroutine it waits for it, and looks again once it is done: that pass may
+// have listed the clients before one grew, and a command must not run (nor
+// CLIENT LIST show a client) while the clients are over the limit, as in
+// Redis, where nothing runs between a client's growth and its eviction.
 func (s *Server) evictClients() {
 	lim := s.clientsLimit()
-	if lim <= 0 || s.mem.normal.Load() < lim {
+	if lim <= 0 || s.mem.evictView.Load() < lim {
 		return
 	}
-	for {
-		if !s.mem.evicting.CompareAndSwap(false, true) {
-			// One runs on another goroutine: it may have listed the
-			// clients before this one grew, so it takes another look.
-			s.mem.evictAgain.Store(true)
-			if s.mem.evicting.Load() {
-				return
-			}
-			continue // it ended meanwhile
-		}
-		s.mem.evictAgain.Store(false)
-		s.evictClientsPass(lim)
-		s.mem.evicting.Store(false)
-		if !s.mem.evictAgain.Load() {
-			return
-		}
-	}
+	s.mem.evictMu.Lock()
+	s.evictClientsPass(s.clientsLimit())
+	s.mem.evictMu.Unlock()
 }
 
 // evictClientsPass evicts clients, the biggest first, until the clients'
@@ -384,7 +462,7 @@ func (s *Server) evictClientsPass(lim int64) {
 	var cands []cand
 	s.mu.Lock()
 	for _, c := range s.clients {
-		if !c.evicted.Load() && c.evictable() {
+		if !c.evicted.Load() && c.evictIn.Load() && c.evictable() {
 			n := c.memCounted.Load()
 			cands = append(cands, cand{c, memBucket(n), n})
 		}
@@ -399,22 +477,31 @@ func (s *Server) evictClientsPass(lim int64) {
 		return cands[i].c.ID < cands[j].c.ID
 	})
 	for _, cd := range cands {
-		if s.mem.normal.Load() < lim {
+		if s.mem.evictView.Load() < lim {
 			return
 		}
 		s.evictClient(cd.c)
 	}
-	if s.mem.normal.Load() >= lim {
+	if s.mem.evictView.Load() >= lim {
 		s.Warnf("Over client maxmemory after evicting all evictable clients")
 	}
 }
 
-// evictClientsSoon runs evictClients on a goroutine of its own.
+// evictClientsSoon runs evictClients on a goroutine of its own, unless
+// one is already started and has not begun its pass (that one will see
+// what changed).
 func (s *Server) evictClientsSoon() {
-	if s.mem.evicting.Load() {
+	if !s.mem.evictQueued.CompareAndSwap(false, true) {
 		return
 	}
-	go s.evictClients()
+	go func() {
+		s.mem.evictMu.Lock()
+		s.mem.evictQueued.Store(false)
+		if lim := s.clientsLimit(); lim > 0 && s.mem.evictView.Load() >= lim {
+			s.evictClientsPass(lim)
+		}
+		s.mem.evictMu.Unlock()
+	}()
 }
 
 // evictClient disconnects c for maxmemory-clients.

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -200,6 +201,54 @@ func TestMaxmemoryClients(t *testing.T) {
 	}
 	if clientField(t, rdb, "small", "id") == "" || clientField(t, rdb, "protected", "id") == "" {
 		t.Fatalf("lowering maxmemory-clients evicted more than it had to: %s", rdb.ClientList(ctx).Val())
+	}
+}
+
+// TestClientEvictionSparesANewClientsFirstCommand: as in Redis, a client
+// is in maxmemory-clients' reckoning only once its first input has run,
+// so a new client whose first command finds the clients over the limit
+// (here, because of a no-evict client's buffer, which the 100 ms cron
+// counts) gets its reply and is disconnected after it, not before it.
+func TestClientEvictionSparesANewClientsFirstCommand(t *testing.T) {
+	ctx := context.Background()
+	got := map[string]string{}
+	for name, addr := range bothServers(t) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+		defer rdb.Close()
+		if err := rdb.Do(ctx, "CLIENT", "NO-EVICT", "on").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
+			t.Fatal(err)
+		}
+		big := rawClient(t, addr, "big")
+		big.Write(redistest.Encode("CLIENT", "NO-EVICT", "on"))
+		ok := make([]byte, 5)
+		if _, err := io.ReadFull(big, ok); err != nil || string(ok) != "+OK\r\n" {
+			t.Fatalf("%s: CLIENT NO-EVICT: %q %v", name, ok, err)
+		}
+		big.Write([]byte("*2\r\n$2000000\r\nvvvv"))
+		waitFor(t, name+": the no-evict client's buffer", func() bool {
+			n, _ := strconv.Atoi(clientField(t, rdb, "big", "tot-mem"))
+			return n >= 2000000
+		})
+		time.Sleep(300 * time.Millisecond) // the clients' cron counts it
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(redistest.Encode("PING"))
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, err := io.ReadAll(c)
+		got[name] = fmt.Sprintf("%q %v", b, err)
+		if clientField(t, rdb, "big", "id") == "" {
+			t.Fatalf("%s: the no-evict client was evicted", name)
+		}
+		rdb.ConfigSet(ctx, "maxmemory-clients", "0")
+	}
+	if got["sluice"] != got["redis"] || got["redis"] != `"+PONG\r\n" <nil>` {
+		t.Fatalf("the new client read: redis %s, sluice %s", got["redis"], got["sluice"])
 	}
 }
 

@@ -379,6 +379,10 @@ func (s *Server) cron() {
 		s.watchdogCheck(nanotime())
 		s.shutdownCron()
 		s.migrate.Expire(time.Now())
+		s.syncEvictViews()
+		if s.cfg.MaxmemClients.Load() != 0 {
+			s.evictClients()
+		}
 		if s.cluster != nil {
 			s.clusterRedirectBlocked()
 		}
