@@ -621,6 +621,9 @@ func (l *loop) growQbuf(c *Client) bool {
 	}
 	if cap(c.qbuf) < need {
 		nb := l.bigQueryBuf(need)[:len(c.qbuf)]
+		if need == bigArgEnd(c) {
+			quickAck(c)
+		}
 		copy(nb, c.qbuf)
 		c.qbuf = nb
 		// A big argument's buffer is sized for it at once: it counts
@@ -709,6 +712,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 			// A big argument's buffer is allocated whole as soon as its
 			// header is read, as Redis's is.
 			c.qbuf = l.bigQueryBuf(n)
+			quickAck(c)
 		}
 		c.qbuf = append(c.qbuf[:0], rest...)
 	}
