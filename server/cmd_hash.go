@@ -387,13 +387,13 @@ func hrandfieldWithCount(c *Client, key []byte, l int64, withValues bool) {
 	if !uniq || count == 1 {
 		header(count)
 		if !h.IsListpack() {
-			for ; count > 0; count-- {
+			for ; count > 0 && !c.replyCut(count); count-- {
 				pair(h.Random())
 			}
 			return
 		}
 		fs, vs := h.Pairs(nil, nil)
-		for ; count > 0; count-- {
+		for ; count > 0 && !c.replyCut(count); count-- {
 			i := rand.IntN(len(fs))
 			pair(fs[i], vs[i])
 		}

@@ -162,7 +162,10 @@ func keysCommand(c *Client, args [][]byte) {
 		return true
 	})
 	c.w.Array(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
+		if c.replyCut(uint64(i)) {
+			return
+		}
 		c.w.BulkString(k)
 	}
 }

@@ -312,7 +312,7 @@ func srandmemberWithCount(c *Client, args [][]byte) {
 	var tmp [24]byte
 	if !uniq || count == 1 {
 		c.w.Array(int(count))
-		for ; count > 0; count-- {
+		for ; count > 0 && !c.replyCut(count); count-- {
 			c.w.Bulk(s.Random(tmp[:0]))
 		}
 		return

@@ -1054,10 +1054,24 @@ func zrandWithCount(c *Client, key []byte, l int64, withScores bool) {
 	var items []store.ZItem
 	switch {
 	case l < 0:
-		items = make([]store.ZItem, -l)
-		for i := range items {
-			items[i] = z.At(rand.IntN(n))
+		// Repeats allowed: written as they are drawn, however many.
+		w := &c.w
+		if withScores && w.Proto == 2 {
+			w.Array(int(-2 * l))
+		} else {
+			w.Array(int(-l))
 		}
+		for k := uint64(-l); k > 0 && !c.replyCut(k); k-- {
+			it := z.At(rand.IntN(n))
+			if withScores && w.Proto == 3 {
+				w.Array(2)
+			}
+			w.BulkString(it.Member)
+			if withScores {
+				w.Double(it.Score)
+			}
+		}
+		return
 	case l >= int64(n):
 		// The whole set, as Redis walks it: from the highest.
 		z.Iter(n-1, true, func(it store.ZItem) bool { items = append(items, it); return true })

@@ -330,6 +330,20 @@ func (c *Client) repliesOverLimit() bool {
 	return true
 }
 
+// replyCut is, for the commands whose reply can grow without bound from a
+// small request (KEYS, and HRANDFIELD, SRANDMEMBER and ZRANDMEMBER with a
+// negative count), Redis's CLIENT_CLOSE_ASAP check in their loops: every
+// 1024th element (i counts them) it applies the output buffer limit, and
+// once the reply passed it, the reply is dropped, the client is to be
+// closed and the command stops. Clients without a connection (scripts',
+// the AOF loader's, a master's, Direct's) have no limit, as in Redis.
+func (c *Client) replyCut(i uint64) bool {
+	if i&1023 != 1023 || c.fromScript || c.replMaster || c.direct {
+		return false
+	}
+	return c.closeASAP.Load() || c.repliesOverLimit()
+}
+
 // kill closes the client's connection from any goroutine.
 func (c *Client) kill() {
 	c.closeASAP.Store(true)

@@ -142,3 +142,46 @@ func TestOutputLimitCountsPastTheReplyBuffer(t *testing.T) {
 		}
 	}
 }
+
+// A request whose reply has no bound (a random draw with a huge negative
+// count, KEYS) stops once its reply passes the output limit, as Redis's
+// loops stop at CLIENT_CLOSE_ASAP: the client is closed without a reply,
+// and another client is served meanwhile. Building the whole reply first
+// would take minutes and gigabytes (ZRANDMEMBER's would not fit in
+// memory at all), holding every client of the event loop.
+func TestHugeRandomCountStopsAtOutputLimit(t *testing.T) {
+	ctx := context.Background()
+	for name, addr := range bothServers(t) {
+		t.Run(name, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+			defer c.Close()
+			defer c.ConfigSet(ctx, "client-output-buffer-limit", "normal 0 0 0")
+			c.HSet(ctx, "h", "a", "b")
+			c.SAdd(ctx, "s", "m")
+			c.ZAdd(ctx, "z", redis.Z{Score: 1, Member: "m"})
+			c.ConfigSet(ctx, "client-output-buffer-limit", "normal 1000000 0 0")
+			for _, req := range []string{
+				"HRANDFIELD h -999999999\r\n",
+				"HRANDFIELD h -999999999 WITHVALUES\r\n",
+				"SRANDMEMBER s -999999999\r\n",
+				"ZRANDMEMBER z -999999999\r\n",
+				"ZRANDMEMBER z -999999999 WITHSCORES\r\n",
+			} {
+				conn, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conn.Write([]byte(req))
+				conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+				b, err := io.ReadAll(conn)
+				conn.Close()
+				if err != nil || len(b) != 0 {
+					t.Errorf("%q: got %d bytes, %v (want the connection closed, no reply)", req, len(b), err)
+				}
+				if v := c.Ping(ctx).Val(); v != "PONG" {
+					t.Fatalf("after %q: PING got %q", req, v)
+				}
+			}
+		})
+	}
+}
