@@ -103,3 +103,25 @@ func quickAck(c *Client) {
 		unix.SetsockoptInt(c.fd, unix.IPPROTO_TCP, unix.TCP_QUICKACK, 1)
 	}
 }
+
+// The loop's write buffer is kept between batches up to keptWbuf bytes.
+// One that a big reply grew (up to maxKeptWbuf) is kept too, for the next
+// big reply, until spareQbufKeep passes without one: a 500 KB GET then
+// writes into memory already there instead of a new buffer each time,
+// which the garbage collector had to reclaim.
+const (
+	keptWbuf    = 4 * flushAt
+	maxKeptWbuf = 4 << 20
+)
+
+// keepWbuf, at the top of a loop iteration, notes that the write buffer
+// served a big reply in the last one, or drops a big one that served none
+// for spareQbufKeep.
+func (l *loop) keepWbuf(now int64) {
+	if l.wbufBig {
+		l.wbufBig = false
+		l.wbufBigAt = now
+	} else if cap(l.wbuf) > keptWbuf && now-l.wbufBigAt > spareQbufKeep {
+		l.wbuf = nil
+	}
+}

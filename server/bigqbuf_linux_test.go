@@ -44,3 +44,32 @@ func TestSpareQueryBuffer(t *testing.T) {
 		t.Fatal("the spare stayed after spareQbufKeep unused")
 	}
 }
+
+// A loop's write buffer grown by a big reply stays for the next one, and
+// goes after spareQbufKeep without one; one of keptWbuf bytes or less
+// stays.
+func TestKeptWriteBuffer(t *testing.T) {
+	l := &loop{}
+	l.wbuf = make([]byte, 0, keptWbuf)
+	l.keepWbuf(1000)
+	l.keepWbuf(1000 + 10*spareQbufKeep)
+	if cap(l.wbuf) != keptWbuf {
+		t.Fatal("a write buffer of keptWbuf bytes was dropped")
+	}
+	l.wbuf, l.wbufBig = make([]byte, 0, 1<<20), true
+	l.keepWbuf(2000)
+	l.keepWbuf(2000 + spareQbufKeep)
+	if cap(l.wbuf) != 1<<20 {
+		t.Fatal("a big write buffer went before spareQbufKeep")
+	}
+	l.wbufBig = true // another big reply
+	l.keepWbuf(3000 + spareQbufKeep)
+	l.keepWbuf(3000 + 2*spareQbufKeep)
+	if cap(l.wbuf) != 1<<20 {
+		t.Fatal("a big write buffer went though a big reply used it")
+	}
+	l.keepWbuf(3001 + 2*spareQbufKeep)
+	if l.wbuf != nil {
+		t.Fatal("a big write buffer stayed after spareQbufKeep without a big reply")
+	}
+}

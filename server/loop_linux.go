@@ -79,6 +79,11 @@ type loop struct {
 	spareQbuf    []byte
 	spareQbufAt  int64
 	releasedQbuf []byte
+	// wbufBigAt is when (ms on the monotonic clock) the loop's write
+	// buffer last held more than keptWbuf bytes, and wbufBig says that
+	// it did during this iteration (keepWbuf).
+	wbufBigAt int64
+	wbufBig   bool
 
 	// pf gathers the keys of the input an iteration serves, to fetch
 	// their lines of the keyspace together (prefetchInput).
@@ -269,6 +274,7 @@ func (l *loop) run() {
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
 		l.promoteQbuf(idleFrom / 1e6)
+		l.keepWbuf(idleFrom / 1e6)
 		if gate.Spinning() && l.tlsConns == 0 {
 			n = l.spin(events, idleFrom+gate.Window())
 		}
@@ -673,6 +679,9 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 		if len(c.w.Buf) < flushAt || c.closeAfterReply {
 			break
 		}
+		if len(c.w.Buf) > keptWbuf {
+			l.wbufBig = true
+		}
 		if c.repliesOverLimit() {
 			break
 		}
@@ -736,7 +745,7 @@ func (l *loop) serve(c *Client, buf []byte, own bool) {
 	if !blocked && !c.repliesOverLimit() {
 		l.holdOrWrite(c)
 	}
-	if cap(c.w.Buf) <= 4*flushAt {
+	if cap(c.w.Buf) <= keptWbuf || cap(c.w.Buf) <= maxKeptWbuf && l.wbufBig {
 		l.wbuf = c.w.Buf[:0]
 	}
 	c.w.Buf = nil

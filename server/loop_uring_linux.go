@@ -282,6 +282,7 @@ func (l *loop) runRing() {
 		idleFrom := nanotime()
 		l.yieldIfDue(idleFrom)
 		l.promoteQbuf(idleFrom / 1e6)
+		l.keepWbuf(idleFrom / 1e6)
 		active := rg.active(idleFrom)
 		woke := r.Ready()
 		if !woke && active <= spinMaxActive && gate.Spinning() && l.tlsConns == 0 {
