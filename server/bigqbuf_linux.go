@@ -6,7 +6,7 @@ import (
 	"github.com/sluicedb/sluice/resp"
 )
 
-// Big arguments' query buffers.
+// Big arguments' query buffers, and the write buffer big replies grow.
 //
 // A bulk argument of resp.BigArg bytes or more gets a query buffer of
 // exactly its size as soon as its header is read, as in Redis (growQbuf).
