@@ -73,7 +73,7 @@ func (s *Server) maxmemoryChanged() {
 	// clients at once, as Redis's applyClientMaxMemoryUsage, which
 	// first brings every evictable client's part up to date.
 	if s.cfg.MaxmemClients.Load() != 0 {
-		s.enterEvictViews()
+		s.enterEvictViews(false)
 	}
 	s.evictClients()
 }

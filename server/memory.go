@@ -312,25 +312,20 @@ func (c *Client) syncEvictView() bool {
 	}
 }
 
-// syncEvictViews is the cron's pass over every client's part of the
-// eviction view (clientsCron's updateClientMemUsageAndBucket, which also
-// puts a new client in its bucket).
-func (s *Server) syncEvictViews() {
-	s.mu.Lock()
-	for _, c := range s.clients {
-		c.markEvictIn()
-		c.syncEvictView()
-	}
-	s.mu.Unlock()
-}
-
 // enterEvictViews lets every client's part of the eviction view follow
-// its buffers, and brings the evictable clients' parts up to date.
-func (s *Server) enterEvictViews() {
+// its buffers from now on. The cron (all) brings every client's part up
+// to date, as clientsCron's updateClientMemUsageAndBucket, which also
+// puts a new client in its bucket; CONFIG SET of the limit brings the
+// evictable clients' parts, as applyClientMaxMemoryUsage.
+func (s *Server) enterEvictViews(all bool) {
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.markEvictIn()
-		c.followEvictView()
+		if all {
+			c.syncEvictView()
+		} else {
+			c.followEvictView()
+		}
 	}
 	s.mu.Unlock()
 }

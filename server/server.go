@@ -379,7 +379,7 @@ func (s *Server) cron() {
 		s.watchdogCheck(nanotime())
 		s.shutdownCron()
 		s.migrate.Expire(time.Now())
-		s.syncEvictViews()
+		s.enterEvictViews(true)
 		if s.cfg.MaxmemClients.Load() != 0 {
 			s.evictClients()
 		}
