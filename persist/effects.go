@@ -35,8 +35,12 @@ func Rewrite(db *store.DB, name string, args [][]byte, keys []cmdspec.Key, reply
 		}
 		return []byte("DEL")
 	}
+	// The key as the command left it, even when its expiry has passed
+	// since (a SET ... PX 1 whose millisecond ran out before this): the
+	// write is emitted as it happened, as Redis emits it inside the
+	// command, and the expiry's DEL follows it.
 	expireOf := func(key []byte) (int64, bool) {
-		e := db.Peek(key)
+		e := db.PeekRaw(key)
 		if e == nil {
 			return 0, false
 		}

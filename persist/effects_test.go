@@ -50,6 +50,11 @@ func TestRewrite(t *testing.T) {
 	db.SetExpire([]byte("vol"), db.Peek([]byte("vol")), at)
 	db.Add([]byte("plain"), store.NewString([]byte("v")))
 	db.Add([]byte("set"), store.NewString([]byte("v")))
+	// A key whose expiry ran out after its command and before the rewrite
+	// (SET ran v PX 1 on a busy machine): still there, not reclaimed yet.
+	past := ks.Now() - 5
+	db.Add([]byte("ran"), store.NewString([]byte("v")))
+	db.SetExpire([]byte("ran"), db.Peek([]byte("ran")), past)
 
 	many := make([]string, 1500)
 	for i := range many {
@@ -86,6 +91,7 @@ func TestRewrite(t *testing.T) {
 		{cmd: "set vol v EX 10", want: "SET vol v PXAT " + t0},
 		{cmd: "set vol v px 10 GET", want: "SET vol v PXAT " + t0},
 		{cmd: "set gone v EX 10", want: "DEL gone"},
+		{cmd: "set ran v PX 1", want: "SET ran v PXAT " + strconv.FormatInt(past, 10)},
 		{cmd: "set gone v exat 10", lazy: true, want: "UNLINK gone"},
 		{cmd: "set plain v GET", want: "set plain v"},
 		{cmd: "set plain v NX get KEEPTTL", want: "set plain v NX KEEPTTL"},
