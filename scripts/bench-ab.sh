@@ -22,29 +22,13 @@ shift
 CASES=${CASES:-"get 16 1000000|get 1 150000|set 1 150000|set 16 1000000"}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# sum_tasks PID FILE PROG: the sum, over the process's threads, of the
-# number awk PROG prints from each thread's FILE.
-sum_tasks() {
-	local s=0 t
-	for t in /proc/"$1"/task/*; do
-		s=$((s + $(awk "$3" "$t/$2" 2>/dev/null || echo 0)))
-	done
-	echo $s
-}
-cpu() { sum_tasks "$1" schedstat '{print $1}'; }
-sleeps() { sum_tasks "$1" status '/^voluntary_ctxt_switches/ {print $2}'; }
+. "$(dirname "$0")/bench-lib.sh"
 for r in $(seq "$rounds"); do
 	line="round $r"
 	port=$((17900 + (r % 5) * 10))
 	for bin in redis "$@"; do
 		port=$((port + 1))
-		if [ "$bin" = redis ]; then
-			redis-server --port $port --save "" --appendonly no >/dev/null 2>&1 &
-		else
-			"$bin" --port $port --save "" >/dev/null 2>&1 &
-		fi
-		pid=$!
-		for _ in $(seq 50); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
+		start_server "$bin" $port
 		timeout 120 redis-benchmark -p $port -c 50 -n 300000 -r 100000 -t set -P 16 -q >/dev/null 2>&1
 		IFS='|' read -ra cases <<<"$CASES"
 		for c in "${cases[@]}"; do
@@ -58,8 +42,7 @@ for r in $(seq "$rounds"); do
 			name=$(basename "$bin")
 			line="$line $name:$t$p=$(((b - a) / n)) $name:rps-$t$p=${rps:-0} $name:sleeps-$t$p=$(((sb - sa) * 100000 / n))"
 		done
-		kill $pid
-		wait $pid 2>/dev/null || true
+		stop_server
 	done
 	echo "$line" | tee -a "$out"
 done

@@ -13,32 +13,19 @@
 set -euo pipefail
 rounds=$1 D=$2 N=$3 C=$4
 shift 4
-cpu() {
-	local s=0 t
-	for t in /proc/"$1"/task/*; do
-		s=$((s + $(awk '{print $1}' "$t/schedstat" 2>/dev/null || echo 0)))
-	done
-	echo $s
-}
+. "$(dirname "$0")/bench-lib.sh"
 for r in $(seq "$rounds"); do
 	line="round $r"
 	port=19100
 	for bin in redis "$@"; do
 		port=$((port + 1))
-		if [ "$bin" = redis ]; then
-			redis-server --port $port --save '' --appendonly no >/dev/null 2>&1 &
-		else
-			"$bin" --port $port --save '' >/dev/null 2>&1 &
-		fi
-		pid=$!
-		sleep 0.5
+		start_server "$bin" $port
 		redis-benchmark -p $port -t set -d "$D" -n $((N / 4)) -c "$C" -r 200 -q >/dev/null 2>&1
 		c0=$(cpu $pid)
 		out=$(redis-benchmark -p $port -t "${T:-set}" -d "$D" -n "$N" -c "$C" -r 200 -q 2>&1 | tr '\r' '\n' | grep 'per second' | tail -1)
 		c1=$(cpu $pid)
 		line="$line | $(basename "$bin") rps=$(echo "$out" | awk '{print $2}') cpu/req_us=$(((c1 - c0) / N / 1000))"
-		kill $pid
-		wait $pid 2>/dev/null || true
+		stop_server
 	done
 	echo "$line"
 done

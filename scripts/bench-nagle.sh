@@ -14,21 +14,15 @@ set -euo pipefail
 rounds=$1 D=$2 N=$3
 shift 3
 dir=$(cd "$(dirname "$0")" && pwd)
+. "$dir/bench-lib.sh"
 for r in $(seq "$rounds"); do
 	line="round $r"
 	port=19200
 	for bin in redis "$@"; do
 		port=$((port + 1))
-		if [ "$bin" = redis ]; then
-			redis-server --port $port --save '' --appendonly no >/dev/null 2>&1 &
-		else
-			"$bin" --port $port --save '' >/dev/null 2>&1 &
-		fi
-		pid=$!
-		sleep 0.5
+		start_server "$bin" $port
 		line="$line | $(basename "$bin") $(python3 "$dir/nagle-set.py" $port "$D" "$N")"
-		kill $pid
-		wait $pid 2>/dev/null || true
+		stop_server
 	done
 	echo "$line"
 done
