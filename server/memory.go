@@ -368,10 +368,7 @@ func (c *Client) memChanged() bool {
 func (c *Client) clientEvictCheck() bool {
 	c.refreshOwnMemory()
 	c.updateMem()
-	s := c.srv
-	if lim := s.clientsLimit(); lim > 0 && s.mem.evictView.Load() >= lim {
-		s.evictClients()
-	}
+	c.srv.evictClients()
 	if c.evicted.Load() {
 		c.closeAfterReply = true
 		return false
@@ -437,18 +434,28 @@ func memBucket(n int64) int {
 // CLIENT LIST show a client) while the clients are over the limit, as in
 // Redis, where nothing runs between a client's growth and its eviction.
 func (s *Server) evictClients() {
-	lim := s.clientsLimit()
-	if lim <= 0 || s.mem.evictView.Load() < lim {
+	if !s.overClientsLimit() {
 		return
 	}
 	s.mem.evictMu.Lock()
-	s.evictClientsPass(s.clientsLimit())
+	s.evictClientsPass()
 	s.mem.evictMu.Unlock()
 }
 
+// overClientsLimit reports whether the clients' memory is at or over
+// maxmemory-clients.
+func (s *Server) overClientsLimit() bool {
+	lim := s.clientsLimit()
+	return lim > 0 && s.mem.evictView.Load() >= lim
+}
+
 // evictClientsPass evicts clients, the biggest first, until the clients'
-// memory is under lim.
-func (s *Server) evictClientsPass(lim int64) {
+// memory is under maxmemory-clients. evictMu is held.
+func (s *Server) evictClientsPass() {
+	if !s.overClientsLimit() {
+		return
+	}
+	lim := s.clientsLimit()
 	type cand struct {
 		c      *Client
 		bucket int
@@ -492,9 +499,7 @@ func (s *Server) evictClientsSoon() {
 	go func() {
 		s.mem.evictMu.Lock()
 		s.mem.evictQueued.Store(false)
-		if lim := s.clientsLimit(); lim > 0 && s.mem.evictView.Load() >= lim {
-			s.evictClientsPass(lim)
-		}
+		s.evictClientsPass()
 		s.mem.evictMu.Unlock()
 	}()
 }

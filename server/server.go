@@ -380,9 +380,7 @@ func (s *Server) cron() {
 		s.shutdownCron()
 		s.migrate.Expire(time.Now())
 		s.enterEvictViews(true)
-		if s.cfg.MaxmemClients.Load() != 0 {
-			s.evictClients()
-		}
+		s.evictClients()
 		if s.cluster != nil {
 			s.clusterRedirectBlocked()
 		}
