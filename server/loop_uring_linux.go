@@ -284,7 +284,7 @@ func (l *loop) runRing() {
 		l.promoteQbuf(idleFrom / 1e6)
 		l.keepWbuf(idleFrom / 1e6)
 		active := rg.active(idleFrom)
-		woke := r.Ready()
+		woke := r.Ready() || len(rg.deferred) > 0
 		if !woke && active <= spinMaxActive && gate.Spinning() && l.tlsConns == 0 {
 			woke = l.spinRing(idleFrom + gate.Window())
 		}

@@ -263,6 +263,69 @@ func TestLoopConnectionsComeAndGo(t *testing.T) {
 	})
 }
 
+// A burst of requests from many clients at once, then silence: every
+// reply comes at once. Replies sent through the ring in one batch used to
+// set aside the receives that arrived with them (sendHeld), and the loop
+// then slept with them unserved until something else woke it: up to its
+// 100 ms timeout, for about one request in four of these bursts.
+func TestLoopBurstThenSilence(t *testing.T) {
+	eachLoopMode(t, 0, func(t *testing.T, srv *Server, addr string) {
+		const clients, rounds = 8, 150
+		conns := make([]net.Conn, clients)
+		readers := make([]*bufio.Reader, clients)
+		for i := range conns {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			conns[i], readers[i] = c, bufio.NewReader(c)
+		}
+		// A reply held back waits for the loop's 100 ms timeout; one that
+		// takes 80 ms on a busy machine without that is rare, so a few
+		// are allowed.
+		slow, worst := 0, time.Duration(0)
+		lat := make([]time.Duration, clients)
+		errs := make([]error, clients)
+		for r := 0; r < rounds; r++ {
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range conns {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					<-start
+					t0 := time.Now()
+					if _, err := io.WriteString(conns[i], "PING\r\n"); err != nil {
+						errs[i] = err
+						return
+					}
+					line, err := readers[i].ReadString('\n')
+					if err == nil && line != "+PONG\r\n" {
+						err = fmt.Errorf("got %q", line)
+					}
+					errs[i], lat[i] = err, time.Since(t0)
+				}(i)
+			}
+			close(start)
+			wg.Wait()
+			for i := range conns {
+				if errs[i] != nil {
+					t.Fatalf("round %d, client %d: %v", r, i, errs[i])
+				}
+				if lat[i] >= 80*time.Millisecond {
+					slow++
+				}
+				worst = max(worst, lat[i])
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if slow > 3 {
+			t.Fatalf("%d of %d replies took 80 ms or more (the slowest %v)", slow, clients*rounds, worst)
+		}
+	})
+}
+
 // The batch wait follows the input rate of the current and the previous
 // period, up to batchWaitMaxUs, and falls to nothing after an idle period.
 func TestRingBatchWait(t *testing.T) {
