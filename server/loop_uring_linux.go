@@ -284,7 +284,19 @@ func (l *loop) runRing() {
 		l.promoteQbuf(idleFrom / 1e6)
 		l.keepWbuf(idleFrom / 1e6)
 		active := rg.active(idleFrom)
-		woke := r.Ready() || len(rg.deferred) > 0
+		woke := r.Ready()
+		// Completions sendHeld set aside are input already there: while
+		// many clients send, the loop waits for others to join them for
+		// the batch wait, as it does once one request is there, and no
+		// longer; otherwise it serves them at once.
+		timeout, batchUs := int64(100*time.Millisecond), rg.batchWait()
+		if !woke && len(rg.deferred) > 0 {
+			if active <= spinMaxActive || batchUs == 0 {
+				woke = true
+			} else {
+				timeout = int64(batchUs) * 1000
+			}
+		}
 		if !woke && active <= spinMaxActive && gate.Spinning() && l.tlsConns == 0 {
 			woke = l.spinRing(idleFrom + gate.Window())
 		}
@@ -304,13 +316,13 @@ func (l *loop) runRing() {
 				if sample {
 					cpu0, wall0 = threadCPUTime(), nanotime()
 				}
-				r.SubmitAndWaitBatch(int64(100*time.Millisecond), uint32(min(active/2, batchMax)), rg.batchWait())
+				r.SubmitAndWaitBatch(timeout, uint32(min(active/2, batchMax)), batchUs)
 				if sample {
 					wall := nanotime() - wall0
 					gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
 					l.sleepCost.Store(gate.Wake())
 				}
-				woke = r.Ready()
+				woke = r.Ready() || len(rg.deferred) > 0
 			}
 			l.sleeping.Store(false)
 			l.aliveAt.Store(nanotime())
