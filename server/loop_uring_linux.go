@@ -34,11 +34,13 @@ import (
 // The ring is single-issuer with deferred task work: the kernel queues a
 // connection's receive when its data arrives and wakes the loop only when
 // enough are queued for the wait it asked for. A loop that many clients
-// send to sleeps until half of them (up to batchMax) have sent, or one has
-// and the batch wait has passed (as many µs as the loop received inputs in
-// the last millisecond, up to batchWaitMaxUs), and serves them in one
-// wake-up: on a virtual machine a wake-up costs more than the work of a
-// request. A loop with one or two clients sending polls instead while
+// (batchMinActive or more) send to sleeps until half of them (up to
+// batchMax) have sent, or one has and the batch wait has passed (as many
+// µs as the loop received inputs in the last millisecond, up to
+// batchWaitMaxUs), and serves them in one wake-up: on a virtual machine a
+// wake-up costs more than the work of a request. A loop with fewer
+// clients sleeps until one has sent. A loop with one or two clients
+// sending polls instead while
 // polling pays (spin.Gate): their requests come one at a time, and each
 // sleep would cost a wake-up per request. Only the loop's thread may
 // enter the ring, so a stand-in serving the loop during a long script uses
@@ -127,21 +129,29 @@ type ringOp struct {
 }
 
 // Batching: while more than spinMaxActive clients send, a loop does not
-// poll, and a sleep waits for up to batchMax of their requests (half the
-// clients that sent lately), or, once one is there, until the batch wait
-// has passed since it began: no request waits longer than that for the
-// wake-up. The wait follows the loop's input rate: as many µs as it
-// received inputs in the last period (about a millisecond), up to
-// batchWaitMaxUs. Under redis-benchmark -P 1 -c 50 (about 60 inputs a
-// millisecond) a loop so waits 40 µs and sleeps about 0.07 times a
-// request, where a fixed 20 µs slept 0.08-0.10 times; at a tenth of that
-// rate it waits 6 µs, since few requests would arrive in a longer wait.
-// (A cap of 60 µs slept less still, but redis-benchmark -P 1 GET got fewer
-// replies a second from it than from the fixed 20 µs in 7 rounds of 10:
-// its connections ran out of replies to read. A fixed 50 µs made it slower
-// than Redis in some rounds.)
+// poll. While batchMinActive or more do, a sleep waits for up to batchMax
+// of their requests (half the clients that sent lately), or, once one is
+// there, until the batch wait has passed since it began: no request waits
+// longer than that for the wake-up. The wait follows the loop's input
+// rate: as many µs as it received inputs in the last period (about a
+// millisecond), up to batchWaitMaxUs. Under redis-benchmark -P 1 -c 50
+// (about 60 inputs a millisecond) a loop so waits 40 µs and sleeps about
+// 0.07 times a request, where a fixed 20 µs slept 0.08-0.10 times; at a
+// tenth of that rate it waits 6 µs, since few requests would arrive in a
+// longer wait. (A cap of 60 µs slept less still, but redis-benchmark -P 1
+// GET got fewer replies a second from it than from the fixed 20 µs in 7
+// rounds of 10: its connections ran out of replies to read. A fixed 50 µs
+// made it slower than Redis in some rounds.)
+//
+// With fewer clients the wait starves them: each waits for its reply
+// while the loop waits for the others' requests, and a short timer costs
+// some 20 µs more than it asks for on a virtual machine. Waiting for half
+// of 10 or 16 clients cost 0.6-0.8x Redis's requests a second under
+// redis-benchmark -P 1, and more CPU per request, not less; from 32
+// clients on it saves 15% of the CPU at 1.08x Redis's rate.
 const (
 	spinMaxActive  = 2
+	batchMinActive = 32
 	batchMax       = 16
 	batchWaitMaxUs = 40
 )
@@ -285,13 +295,17 @@ func (l *loop) runRing() {
 		l.keepWbuf(idleFrom / 1e6)
 		active := rg.active(idleFrom)
 		woke := r.Ready()
+		want, batchUs := uint32(1), uint32(0)
+		if active >= batchMinActive {
+			want, batchUs = uint32(min(active/2, batchMax)), rg.batchWait()
+		}
+		timeout := int64(100 * time.Millisecond)
 		// Completions sendHeld set aside are input already there: while
 		// many clients send, the loop waits for others to join them for
 		// the batch wait, as it does once one request is there, and no
 		// longer; otherwise it serves them at once.
-		timeout, batchUs := int64(100*time.Millisecond), rg.batchWait()
 		if !woke && len(rg.deferred) > 0 {
-			if active <= spinMaxActive || batchUs == 0 {
+			if batchUs == 0 {
 				woke = true
 			} else {
 				timeout = int64(batchUs) * 1000
@@ -316,7 +330,7 @@ func (l *loop) runRing() {
 				if sample {
 					cpu0, wall0 = threadCPUTime(), nanotime()
 				}
-				r.SubmitAndWaitBatch(timeout, uint32(min(active/2, batchMax)), batchUs)
+				r.SubmitAndWaitBatch(timeout, want, batchUs)
 				if sample {
 					wall := nanotime() - wall0
 					gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
