@@ -267,10 +267,18 @@ func TestLoopConnectionsComeAndGo(t *testing.T) {
 // reply comes at once. Replies sent through the ring in one batch used to
 // set aside the receives that arrived with them (sendHeld), and the loop
 // then slept with them unserved until something else woke it: up to its
-// 100 ms timeout, for about one request in four of these bursts.
+// 100 ms timeout, for about one request in four of these bursts. With 8
+// clients the loop serves them at once; with 40 (batchMinActive or more)
+// it waits for others to join them, for the batch wait at most.
 func TestLoopBurstThenSilence(t *testing.T) {
+	for _, clients := range []int{8, 40} {
+		t.Run(fmt.Sprint(clients, "-clients"), func(t *testing.T) { testBurstThenSilence(t, clients) })
+	}
+}
+
+func testBurstThenSilence(t *testing.T, clients int) {
 	eachLoopMode(t, 0, func(t *testing.T, srv *Server, addr string) {
-		const clients, rounds = 8, 150
+		const rounds = 250
 		conns := make([]net.Conn, clients)
 		readers := make([]*bufio.Reader, clients)
 		for i := range conns {
