@@ -209,6 +209,12 @@ func TestMaxmemoryClients(t *testing.T) {
 // so a new client whose first command finds the clients over the limit
 // (here, because of a no-evict client's buffer, which the 100 ms cron
 // counts) gets its reply and is disconnected after it, not before it.
+//
+// A clients cron can count a client between its accept and its first
+// command, and the client is then evicted before the command (Redis's
+// processCommand evicts first): redis-server lost that race once in a CI
+// run, and Sluice's cron can do the same. So each side is tried up to
+// three times for the usual outcome.
 func TestClientEvictionSparesANewClientsFirstCommand(t *testing.T) {
 	ctx := context.Background()
 	got := map[string]string{}
@@ -233,15 +239,19 @@ func TestClientEvictionSparesANewClientsFirstCommand(t *testing.T) {
 			return n >= 2000000
 		})
 		time.Sleep(300 * time.Millisecond) // the clients' cron counts it
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+		for try := 0; try < 3; try++ {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Write(redistest.Encode("PING"))
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			b, err := io.ReadAll(c)
+			c.Close()
+			if got[name] = fmt.Sprintf("%q %v", b, err); string(b) == "+PONG\r\n" && err == nil {
+				break
+			}
 		}
-		defer c.Close()
-		c.Write(redistest.Encode("PING"))
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		b, err := io.ReadAll(c)
-		got[name] = fmt.Sprintf("%q %v", b, err)
 		if clientField(t, rdb, "big", "id") == "" {
 			t.Fatalf("%s: the no-evict client was evicted", name)
 		}
