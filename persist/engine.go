@@ -493,7 +493,9 @@ func (e *Engine) SaveImage(img Image) error {
 		return err
 	}
 	meta := img.Meta()
-	if err := WriteRDB(f, img, RDBOptions{Version: e.version, Checksum: e.host.Config("rdbchecksum") != "no"}); err != nil {
+	// rdb-key-save-delay applies to a foreground save too (SAVE, the save
+	// at shutdown), as in Redis's rdbSaveRio.
+	if err := WriteRDB(f, img, RDBOptions{Version: e.version, Checksum: e.host.Config("rdbchecksum") != "no", KeyDelay: e.keyDelay()}); err != nil {
 		return fail("rdbSaveRio", err)
 	}
 	if err := f.Sync(); err != nil {
@@ -518,6 +520,14 @@ func (e *Engine) SaveImage(img Image) error {
 	e.host.Saved(meta)
 	e.setBgOK(true)
 	return nil
+}
+
+// RemoveTempRDB removes the temporary file a foreground save of this
+// process writes (temp-<pid>.rdb), for an exit in the middle of one (a
+// second SIGINT during the save at shutdown), as Redis's
+// rdbRemoveTempFile does.
+func RemoveTempRDB() {
+	os.Remove(fmt.Sprintf("temp-%d.rdb", os.Getpid()))
 }
 
 // KillRDBChild aborts a running BGSAVE (FLUSHALL, SHUTDOWN): no file is

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluicedb/sluice/persist"
 )
 
 // Shutdown, after Redis 7.0's prepareForShutdown and finishShutdown: with
@@ -84,13 +86,15 @@ func shutdownCommand(c *Client, args [][]byte) {
 
 // ShutdownSignal starts a shutdown for a signal ("sigterm", "sigint"), as
 // shutdown-on-sigterm/sigint say; the cron carries it out. A second SIGINT
-// while one is pending exits at once.
+// while one is pending exits at once, removing the file a save at
+// shutdown was writing.
 func (s *Server) ShutdownSignal(sig string) {
 	sd := &s.shutdown
 	sd.mu.Lock()
 	defer sd.mu.Unlock()
 	if sd.asap && sig == "sigint" {
 		s.Warnf("You insist... exiting now.")
+		persist.RemoveTempRDB()
 		os.Exit(1)
 	}
 	if s.loading.On.Load() {
