@@ -178,8 +178,11 @@ func debugCommand(c *Client, args [][]byte) {
 		n, _ := strconv.Atoi(string(args[2]))
 		c.srv.skipChecksum.Store(n != 0)
 		c.w.OK()
+	case eq(sub, "pause-cron") && len(args) == 3:
+		n, _ := strconv.Atoi(string(args[2]))
+		c.srv.pauseCron.Store(n != 0)
+		c.w.OK()
 	case eq(sub, "quicklist-packed-threshold") && len(args) == 3,
-		eq(sub, "pause-cron") && len(args) == 3,
 		eq(sub, "stringmatch-len") && len(args) == 3,
 		eq(sub, "listpack") && len(args) == 3,
 		eq(sub, "quicklist") && len(args) >= 3,

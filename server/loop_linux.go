@@ -952,6 +952,9 @@ func (l *loop) close(c *Client) {
 }
 
 func (l *loop) cron(now time.Time) {
+	if l.srv.pauseCron.Load() {
+		return
+	}
 	// An empty query buffer is given back when its client has been idle
 	// for a couple of seconds, or when it is big and more than twice what
 	// the client used since the last look (Redis's

@@ -43,11 +43,14 @@ type Server struct {
 	// activeExpireOff is DEBUG SET-ACTIVE-EXPIRE 0: expired keys go only
 	// when touched.
 	activeExpireOff atomic.Bool
-	migrate         cluster.Migrator // MIGRATE's connections to other servers
-	lazyfreed       atomic.Int64     // INFO lazyfreed_objects
-	latmon          latency.Monitor
-	denyScriptsOff  atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
-	skipChecksum    atomic.Bool // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: RESTORE and RDB loads skip the CRC-64
+	// pauseCron is DEBUG PAUSE-CRON 1: the server's cron, the loops' crons
+	// and the active expiry skip their work, as Redis's serverCron does.
+	pauseCron      atomic.Bool
+	migrate        cluster.Migrator // MIGRATE's connections to other servers
+	lazyfreed      atomic.Int64     // INFO lazyfreed_objects
+	latmon         latency.Monitor
+	denyScriptsOff atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call noscript commands
+	skipChecksum   atomic.Bool // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: RESTORE and RDB loads skip the CRC-64
 
 	// Reply buffer sizing (replybuf.go): DEBUG REPLYBUFFER's settings and
 	// INFO's counts.
@@ -324,7 +327,8 @@ func (s *Server) Serve(lns ...net.Listener) error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.Hz.Load()) }, s.activeExpireOff.Load, func(d time.Duration) {
+		paused := func() bool { return s.activeExpireOff.Load() || s.pauseCron.Load() }
+		s.ks.RunExpiry(s.goSlot, func() int { return int(s.cfg.Hz.Load()) }, paused, func(d time.Duration) {
 			s.latencyAddIfNeeded("expire-cycle", d.Milliseconds())
 		}, s.stopCh)
 	}()
@@ -371,12 +375,21 @@ func (s *Server) cron() {
 		}
 		// BCAST invalidations of keys that expired in the background.
 		s.trackingBroadcast(nil)
-		s.trackingLimitKeys(nil)
-		s.updateAvgTTL()
-		s.pe.Cron()
 		s.gateUpdate()
 		s.slowScriptCheck()
 		s.watchdogCheck(nanotime())
+		if s.pauseCron.Load() {
+			// DEBUG PAUSE-CRON 1 stops what Redis's serverCron does; the
+			// above is done elsewhere in Redis (beforeSleep, the script's
+			// hook, the watchdog's timer), and so is evicting clients
+			// over maxmemory-clients (by figures the cron no longer
+			// updates).
+			s.evictClients()
+			continue
+		}
+		s.trackingLimitKeys(nil)
+		s.updateAvgTTL()
+		s.pe.Cron()
 		s.shutdownCron()
 		s.migrate.Expire(time.Now())
 		s.enterEvictViews(true)
