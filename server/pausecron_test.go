@@ -50,10 +50,10 @@ func TestDebugPauseCron(t *testing.T) {
 }
 
 // TestShutdownSignals runs sluice-server and redis-server as processes:
-// - a SIGTERM waits for the cron, so while DEBUG PAUSE-CRON holds it,
-//   SHUTDOWN ABORT cancels the shutdown;
-// - a second SIGINT during the save at shutdown exits at once and removes
-//   the save's temporary file (temp-<pid>.rdb).
+//   - a SIGTERM waits for the cron, so while DEBUG PAUSE-CRON holds it,
+//     SHUTDOWN ABORT cancels the shutdown;
+//   - a second SIGINT during the save at shutdown exits at once and removes
+//     the save's temporary file (temp-<pid>.rdb).
 func TestShutdownSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
