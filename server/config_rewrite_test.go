@@ -41,13 +41,7 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	redisBin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server not found in PATH")
-		}
-		t.Skip("redis-server not installed")
-	}
+	redisBin := redistest.RedisServerPath(t)
 	sluiceBin := buildServer(t)
 	const conf = `# Sluice and Redis rewrite this file alike
 port {port}

@@ -58,13 +58,7 @@ func TestShutdownSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	redisBin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server not found in PATH")
-		}
-		t.Skip("redis-server not installed")
-	}
+	redisBin := redistest.RedisServerPath(t)
 	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()

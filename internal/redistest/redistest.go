@@ -69,9 +69,9 @@ func StartSluiceArgs(tb testing.TB, argv ...string) (*server.Server, string) {
 	return srv, srv.Addrs()[0].String()
 }
 
-// StartRedis starts redis-server from PATH on a free port, or skips the
-// test when it is not installed (CI installs it).
-func StartRedis(tb testing.TB, args ...string) string {
+// RedisServerPath returns redis-server's path from PATH, or skips the
+// test when it is not installed (fails it under CI, which installs it).
+func RedisServerPath(tb testing.TB) string {
 	tb.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -80,6 +80,14 @@ func StartRedis(tb testing.TB, args ...string) string {
 		}
 		tb.Skip("redis-server not installed")
 	}
+	return path
+}
+
+// StartRedis starts redis-server from PATH on a free port, or skips the
+// test when it is not installed (CI installs it).
+func StartRedis(tb testing.TB, args ...string) string {
+	tb.Helper()
+	path := RedisServerPath(tb)
 	port := FreePort(tb)
 	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no"}, args...)
 	cmd := exec.Command(path, argv...)
@@ -263,13 +271,7 @@ func StartSluiceTLS(tb testing.TB, c *tlstest.Certs, directives ...string) (*ser
 // when it is not installed (CI installs it).
 func StartRedisTLS(tb testing.TB, c *tlstest.Certs, directives ...string) string {
 	tb.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatal("redis-server not found in PATH")
-		}
-		tb.Skip("redis-server not installed")
-	}
+	path := RedisServerPath(tb)
 	port := FreePort(tb)
 	args := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tb.TempDir()}
 	d := append(TLSDirectives(c, port), directives...)
