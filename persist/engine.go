@@ -368,7 +368,7 @@ func (e *Engine) bgsaveStart(atCut func()) error {
 	gen := e.killGen
 	e.mu.Unlock()
 	dirty := e.host.Dirty()
-	j, err := e.startChild(jobRDB, func(pid int) string { return fmt.Sprintf("temp-%d.rdb", pid) }, e.host.Config("rdb-save-incremental-fsync") == "yes")
+	j, err := e.startChild(jobRDB, tempRDB, e.host.Config("rdb-save-incremental-fsync") == "yes")
 	if err != nil {
 		e.setBgOK(false)
 		e.host.Warnf("Can't save in background: fork: %s", Strerror(err))
@@ -480,7 +480,7 @@ func (e *Engine) SaveImage(img Image) error {
 	defer img.Release()
 	e.saving.Store(true)
 	defer e.saving.Store(false)
-	tmp := fmt.Sprintf("temp-%d.rdb", os.Getpid())
+	tmp := tempRDB(os.Getpid())
 	f, err := os.Create(tmp)
 	if err != nil {
 		e.host.Warnf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp, cwd(), Strerror(err))
@@ -527,8 +527,12 @@ func (e *Engine) SaveImage(img Image) error {
 // second SIGINT during the save at shutdown), as Redis's
 // rdbRemoveTempFile does.
 func RemoveTempRDB() {
-	os.Remove(fmt.Sprintf("temp-%d.rdb", os.Getpid()))
+	os.Remove(tempRDB(os.Getpid()))
 }
+
+// tempRDB is the file a save by process pid writes before renaming it:
+// a BGSAVE's child's, or this process's own for a foreground save.
+func tempRDB(pid int) string { return fmt.Sprintf("temp-%d.rdb", pid) }
 
 // KillRDBChild aborts a running BGSAVE (FLUSHALL, SHUTDOWN): no file is
 // left and the last status is unchanged.
