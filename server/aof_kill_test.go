@@ -26,7 +26,8 @@ import (
 // server must hold every acknowledged write (appendfsync always), or lose
 // no more than the last couple of seconds (everysec), in repeated rounds.
 
-// aofServer is a sluice-server process over a data directory.
+// aofServer is a sluice-server process over a data directory (or a
+// redis-server one, for a test that runs both: TestShutdownSignals).
 type aofServer struct {
 	t    *testing.T
 	bin  string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,23 +62,17 @@ func TestShutdownSignals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			port := redistest.FreePort(t)
-			cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-				"--save", "3600 1", "--appendonly", "no", "--enable-debug-command", "yes")
-			logs := &syncBuffer{}
-			cmd.Stdout, cmd.Stderr = logs, logs
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			srv := &aofServer{t: t, bin: bin, dir: dir, args: []string{"--bind", "127.0.0.1", "--save", "3600 1", "--appendonly", "no", "--enable-debug-command", "yes"}}
+			srv.start()
+			cmd, logs := srv.cmd, srv.logs
 			exited := make(chan struct{})
 			go func() { cmd.Wait(); close(exited) }()
 			defer func() {
 				cmd.Process.Kill()
 				<-exited
 			}()
-			rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+			rdb := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1})
 			defer rdb.Close()
-			waitFor(t, "the server to start", func() bool { return rdb.Ping(ctx).Val() == "PONG" })
 
 			rdb.Do(ctx, "DEBUG", "PAUSE-CRON", "1")
 			cmd.Process.Signal(syscall.SIGTERM)
