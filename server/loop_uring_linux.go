@@ -40,9 +40,8 @@ import (
 // batchWaitMaxUs), and serves them in one wake-up: on a virtual machine a
 // wake-up costs more than the work of a request. A loop with fewer
 // clients sleeps until one has sent. A loop with one or two clients
-// sending polls instead while
-// polling pays (spin.Gate): their requests come one at a time, and each
-// sleep would cost a wake-up per request. Only the loop's thread may
+// sending polls instead while polling pays (spin.Gate): their requests
+// come one at a time, and each sleep would cost a wake-up per request. Only the loop's thread may
 // enter the ring, so a stand-in serving the loop during a long script uses
 // epoll (lend).
 //
