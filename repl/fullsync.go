@@ -158,6 +158,13 @@ func (m *Master) FileSaved(ok bool, name string) {
 		return
 	}
 	rs := append([]*Replica(nil), fs.Replicas...)
+	if ok {
+		// Nothing else goes to them while the file does: the cron's
+		// newlines are for replicas still waiting.
+		for _, r := range rs {
+			r.state = SendBulk
+		}
+	}
 	m.EndLocked(fs)
 	m.mu.Unlock()
 	if !ok {

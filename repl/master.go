@@ -91,13 +91,17 @@ type ReplicaState int
 
 const (
 	WaitStart ReplicaState = iota // waits for a full sync to start
-	WaitEnd                       // its image is being made and sent
+	WaitEnd                       // its image is being made (or streamed to it)
+	SendBulk                      // the file image is being sent to it
 	Online                        // fed the stream
 )
 
 func (s ReplicaState) String() string {
-	if s == Online {
+	switch s {
+	case Online:
 		return "online"
+	case SendBulk:
+		return "send_bulk"
 	}
 	return "wait_bgsave"
 }

@@ -1,0 +1,86 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/internal/redistest"
+)
+
+// A full sync through a BGSAVE's file (repl-diskless-sync no) to a
+// replica that reads it slowly (it loads from the socket, a key each half
+// millisecond): the transfer spans several of the master's cron seconds,
+// whose keep-alive newlines are for replicas still waiting for their
+// file, not in the middle of it. redis-server and sluice-server each
+// with replicas of their own kind; the replica ends with the master's
+// dataset.
+func TestFileSyncToASlowReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	redisBin := redistest.RedisServerPath(t)
+	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			master, m := startProc(t, bin, "--repl-diskless-sync", "no", "--rdbcompression", "no")
+			if err := m.Do(ctx, "DEBUG", "POPULATE", "5000", "test", "5000").Err(); err != nil {
+				t.Fatal(err)
+			}
+			_, r := startProc(t, bin, "--repl-diskless-load", "swapdb", "--key-load-delay", "500")
+			replicate(t, r, master)
+			waitWithin(t, 60*time.Second, "the replica's sync", func() bool {
+				return infoOf(r, "master_link_status") == "up"
+			})
+			if infoOf(m, "sync_full") != "1" {
+				t.Errorf("the master made %s full syncs, want 1", infoOf(m, "sync_full"))
+			}
+			want := m.Do(ctx, "DEBUG", "DIGEST").Val()
+			if got := r.Do(ctx, "DEBUG", "DIGEST").Val(); got != want {
+				t.Errorf("replica's digest %v, master's %v", got, want)
+			}
+		})
+	}
+}
+
+func startProc(t *testing.T, bin string, args ...string) (*aofServer, *redis.Client) {
+	t.Helper()
+	srv := &aofServer{t: t, bin: bin, dir: t.TempDir(), args: append([]string{
+		"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes",
+	}, args...)}
+	srv.start()
+	t.Cleanup(srv.kill)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	return srv, rdb
+}
+
+func infoOf(rdb *redis.Client, field string) string {
+	info := rdb.Info(context.Background()).Val()
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func replicate(t *testing.T, replica *redis.Client, master *aofServer) {
+	t.Helper()
+	h, p, _ := strings.Cut(master.addr, ":")
+	if err := replica.SlaveOf(context.Background(), h, p).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
