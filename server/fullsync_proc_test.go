@@ -11,6 +11,20 @@ import (
 	"github.com/sluicedb/sluice/internal/redistest"
 )
 
+// A diskless full sync (repl-diskless-sync yes), on sluice-server and on
+// redis-server, each with replicas of its own kind, as processes: a
+// replica killed while the image is sent to it and to another does not
+// hold up the other, nor the end of the image.
+func TestDisklessSyncKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	redisBin := redistest.RedisServerPath(t)
+	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
+		t.Run(name+"/replica killed", func(t *testing.T) { disklessReplicaKilled(t, bin) })
+	}
+}
+
 // A full sync through a BGSAVE's file (repl-diskless-sync no) to a
 // replica that reads it slowly (it loads from the socket, a key each half
 // millisecond): the transfer spans several of the master's cron seconds,
@@ -82,5 +96,35 @@ func replicate(t *testing.T, replica *redis.Client, master *aofServer) {
 	h, p, _ := strings.Cut(master.addr, ":")
 	if err := replica.SlaveOf(context.Background(), h, p).Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The slow replica reads the image at a key a millisecond (key-load-delay):
+// the master's sender waits on its socket when it is killed.
+func disklessReplicaKilled(t *testing.T, bin string) {
+	ctx := context.Background()
+	master, m := startProc(t, bin, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "5",
+		"--repl-diskless-sync-max-replicas", "2", "--rdbcompression", "no")
+	if err := m.Do(ctx, "DEBUG", "POPULATE", "5000", "test", "10000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	slow, s := startProc(t, bin, "--repl-diskless-load", "swapdb", "--key-load-delay", "1000")
+	_, f := startProc(t, bin)
+	replicate(t, s, master)
+	replicate(t, f, master)
+	waitWithin(t, 20*time.Second, "the slow replica loading", func() bool {
+		return strings.Contains(slow.logs.String(), "Loading DB in memory")
+	})
+	time.Sleep(500 * time.Millisecond)
+	if v := infoOf(m, "rdb_bgsave_in_progress"); v != "1" {
+		t.Fatalf("the image was sent before the replica was killed (rdb_bgsave_in_progress:%s)", v)
+	}
+	slow.kill()
+	waitWithin(t, 15*time.Second, "the image's end", func() bool { return infoOf(m, "rdb_bgsave_in_progress") == "0" })
+	waitWithin(t, 15*time.Second, "the other replica's sync", func() bool {
+		return infoOf(f, "master_link_status") == "up" && f.DBSize(ctx).Val() == 5000
+	})
+	if !strings.Contains(master.logs.String(), "Diskless rdb transfer, done reading from pipe, 1 replicas still up.") {
+		t.Errorf("no log line for the image's end with one replica:\n%s", master.logs.String())
 	}
 }

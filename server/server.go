@@ -451,6 +451,9 @@ func (s *Server) removeClient(c *Client) {
 		s.nconns.Add(-1)
 	}
 	s.mu.Unlock()
+	// Whoever waits on the client (a full sync's sender waiting for its
+	// output to drain) sees it is gone.
+	c.closeASAP.Store(true)
 	s.watches.UnwatchAll(&c.watch)
 	s.tracking.Disable(c, c.trk.Load())
 	c.unsubscribeAll()
