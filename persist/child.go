@@ -26,8 +26,12 @@ import (
 // so a child whose parent dies mid-way never leaves a file that looks
 // complete.
 
-// childEnv names the file a process started as a save child writes.
+// childEnv marks a process started as a save child ("-": it writes the
+// file named on fd 3) or as a relay ("relay", StartRelay).
 const childEnv = "SLUICE_PERSIST_CHILD"
+
+// relayMode is childEnv's value for a relay child.
+const relayMode = "relay"
 
 // childSyncEnv asks the child to fsync every 4 MB as it writes
 // (rdb-save-incremental-fsync, aof-rewrite-incremental-fsync).
@@ -37,8 +41,11 @@ const childSyncEnv = "SLUICE_PERSIST_CHILD_SYNC"
 const autosyncBytes = 4 << 20
 
 func init() {
-	if os.Getenv(childEnv) == "" {
+	switch os.Getenv(childEnv) {
+	case "":
 		return
+	case relayMode:
+		os.Exit(runRelay(os.Stdin, os.Stdout))
 	}
 	path, err := childPath()
 	if err != nil {
@@ -108,6 +115,36 @@ func runChild(path string, incrSync bool, in io.Reader) int {
 	return 0
 }
 
+// runRelay is a relay child's whole life: pass the frames' bytes to out,
+// and exit 0 only once the end frame came.
+func runRelay(in io.Reader, out io.Writer) int {
+	br := bufio.NewReaderSize(in, 1<<20)
+	var hdr [4]byte
+	var buf []byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			fmt.Fprintf(os.Stderr, "the parent's stream ended early\n")
+			return 1
+		}
+		n := int(binary.LittleEndian.Uint32(hdr[:]))
+		if n == 0 {
+			return 0
+		}
+		if cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(br, buf); err != nil {
+			fmt.Fprintf(os.Stderr, "the parent's stream ended early\n")
+			return 1
+		}
+		if _, err := out.Write(buf); err != nil {
+			fmt.Fprintf(os.Stderr, "%s\n", Strerror(err))
+			return 1
+		}
+	}
+}
+
 // Child is a running save child.
 type Child struct {
 	cmd    *exec.Cmd
@@ -147,30 +184,74 @@ func StartChild(pathOf func(pid int) string, incrSync bool) (*Child, error) {
 	cmd.Env = append(os.Environ(), childEnv+"=-", childSyncEnv+"="+b01(incrSync))
 	cmd.Stdin = pr
 	cmd.ExtraFiles = []*os.File{nr}
-	cmd.Stderr = (*childStderr)(c)
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		nr.Close()
+	if err := c.start(cmd, pr, nr); err != nil {
 		nw.Close()
 		return nil, err
 	}
-	pr.Close()
-	nr.Close()
-	c.cmd, c.Pid = cmd, cmd.Process.Pid
 	c.Path = pathOf(c.Pid)
 	nw.Write([]byte(c.Path + "\n"))
 	nw.Close()
-	c.bw = bufio.NewWriterSize(frameWriter{pw}, 1<<20)
+	return c, nil
+}
+
+// StartRelay starts a relay child: the bytes written to it come back,
+// unchanged, from the file it returns, which reaches EOF when the child
+// exits. A full sync's streamed image goes through one, as Redis's goes
+// from its forked child through a pipe to the parent, which sends it to
+// the replicas: it is the child an operator sees and can kill (the sync
+// then fails), and it exits when the parent dies.
+func StartRelay() (*Child, *os.File, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	or, ow, err := os.Pipe()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, nil, err
+	}
+	growPipe(pw)
+	growPipe(ow)
+	c := &Child{pipe: pw, dead: make(chan struct{})}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"="+relayMode)
+	cmd.Stdin = pr
+	cmd.Stdout = ow
+	if err := c.start(cmd, pr, ow); err != nil {
+		or.Close()
+		return nil, nil, err
+	}
+	return c, or, nil
+}
+
+// start runs cmd as c, whose stdin is c.pipe's other end; the parent's
+// copies of the child's ends (own) are closed once it runs, or on failure.
+func (c *Child) start(cmd *exec.Cmd, own ...*os.File) error {
+	cmd.Stderr = (*childStderr)(c)
+	err := cmd.Start()
+	for _, f := range own {
+		f.Close()
+	}
+	if err != nil {
+		c.pipe.Close()
+		return err
+	}
+	c.cmd, c.Pid = cmd, cmd.Process.Pid
+	c.bw = bufio.NewWriterSize(frameWriter{c.pipe}, 1<<20)
 	go func() {
 		cmd.Wait()
 		c.mu.Lock()
 		c.status = cmd.ProcessState
 		c.mu.Unlock()
 		close(c.dead)
-		pw.Close() // a writer blocked on a full pipe returns
+		c.pipe.Close() // a writer blocked on a full pipe returns
 	}()
-	return c, nil
+	return nil
 }
 
 func b01(b bool) string {
@@ -225,6 +306,12 @@ type ChildExit struct {
 // Finish ends the stream and waits for the child: its exit tells whether
 // the file is whole on disk.
 func (c *Child) Finish() ChildExit {
+	c.End()
+	return c.Wait()
+}
+
+// End ends the stream: the end frame, unless a write failed, then EOF.
+func (c *Child) End() {
 	if c.werr == nil {
 		if err := c.bw.Flush(); err == nil {
 			var end [4]byte
@@ -232,7 +319,16 @@ func (c *Child) Finish() ChildExit {
 		}
 	}
 	c.pipe.Close()
-	return c.Wait()
+}
+
+// Exited reports how the child ended, and false while it runs.
+func (c *Child) Exited() (ChildExit, bool) {
+	select {
+	case <-c.dead:
+		return c.Wait(), true
+	default:
+		return ChildExit{}, false
+	}
 }
 
 // Wait waits for the child to exit.
@@ -260,7 +356,9 @@ func (c *Child) Kill() ChildExit {
 	c.cmd.Process.Signal(syscall.SIGKILL)
 	c.pipe.Close()
 	ex := c.Wait()
-	os.Remove(c.Path)
+	if c.Path != "" {
+		os.Remove(c.Path)
+	}
 	return ex
 }
 

@@ -216,6 +216,21 @@ func (e *Engine) startChild(kind jobKind, pathOf func(pid int) string, incrSync 
 	return j, nil
 }
 
+// StartRelay starts the relay child a full sync's streamed image goes
+// through (StartRelay), counted in total_forks as Redis counts the fork
+// of its diskless sync.
+func (e *Engine) StartRelay() (*Child, *os.File, error) {
+	c, out, err := StartRelay()
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.ChildStarted != nil {
+		e.ChildStarted(c.Pid)
+	}
+	e.forks.Add(1)
+	return c, out, nil
+}
+
 // register makes j the running job. gen is killGen before its snapshot:
 // a kill that came meanwhile (FLUSHALL, SHUTDOWN) applies to it too.
 // It reports whether j runs.

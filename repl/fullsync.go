@@ -26,6 +26,12 @@ import (
 // errNoReplicaLeft ends a streamed image whose replicas all left.
 var errNoReplicaLeft = errors.New("no replica left")
 
+// TransferError is a streamed image's failure in the process that made
+// it, as the log says it.
+type TransferError string
+
+func (e TransferError) Error() string { return string(e) }
+
 // syncBuffered is how much payload may wait in a replica's output before
 // the image waits for its socket.
 const syncBuffered = 4 << 20
@@ -89,7 +95,11 @@ func (m *Master) StreamSync(fs *Sync, write func(w io.Writer) error) {
 		r.Conn.Deliver(AppendPayloadHeader(nil, -1, mark))
 	}
 	m.mu.Unlock()
-	err := write(bufio.NewWriterSize(&fanout{m: m, fs: fs}, 64*1024))
+	bw := bufio.NewWriterSize(&fanout{m: m, fs: fs}, 64*1024)
+	err := write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	defer m.EndLocked(fs)
@@ -98,7 +108,12 @@ func (m *Master) StreamSync(fs *Sync, write func(w io.Writer) error) {
 		m.Log.Warnf("Diskless rdb transfer, last replica dropped, killing fork child.")
 		return
 	case err != nil:
-		m.Log.Warnf("Background transfer terminated by signal")
+		var te TransferError
+		if errors.As(err, &te) {
+			m.Log.Warnf("%s", te)
+		} else {
+			m.Log.Warnf("Background transfer terminated by signal")
+		}
 		for _, r := range fs.Replicas {
 			m.Log.Warnf("SYNC failed. BGSAVE child returned an error")
 			r.Conn.Kill()

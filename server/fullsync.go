@@ -1,8 +1,8 @@
 package server
 
 import (
+	"errors"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -95,7 +95,6 @@ func (s *Server) startFullSync(lockHeld bool) {
 			img = s.encodedImage(meta)
 		}
 		s.Logf("Starting BGSAVE for SYNC with target: replicas sockets")
-		s.Logf("Background RDB transfer started by pid %d", os.Getpid())
 		go s.streamImage(fs, img)
 	}
 	if !lockHeld {
@@ -135,11 +134,22 @@ func (s *Server) startDiskSync() {
 	r.m.FailSync(fs)
 }
 
-// streamImage sends img to fs's replicas as a streamed payload.
+// streamImage sends img to fs's replicas as a streamed payload. The
+// image goes through a relay child and back, as Redis's goes from its
+// forked child through a pipe: the child is there to be seen and killed
+// (the sync then fails), and it exits if the server dies.
 func (s *Server) streamImage(fs *repl.Sync, img persist.Image) {
-	s.repl.m.StreamSync(fs, func(w io.Writer) error {
+	child, out, err := s.pe.StartRelay()
+	if err != nil {
+		img.Release()
+		s.Warnf("Can't save in background: fork: %s", persist.Strerror(err))
+		s.repl.m.FailSync(fs)
+		return
+	}
+	s.Logf("Background RDB transfer started by pid %d", child.Pid)
+	go func() {
 		defer img.Release()
-		return persist.WriteRDB(w, img, persist.RDBOptions{
+		err := persist.WriteRDB(child, img, persist.RDBOptions{
 			Version:  Version,
 			Checksum: s.cfg.Get("rdbchecksum") != "no",
 			// rdb-key-save-delay applies here too, as it does to Redis's
@@ -150,7 +160,49 @@ func (s *Server) streamImage(fs *repl.Sync, img persist.Image) {
 			},
 			Cancel: fs.Cancel,
 		})
+		if err != nil {
+			child.Kill()
+			return
+		}
+		child.End()
+	}()
+	go func() {
+		// A child that dies ends the transfer even while it waits for a
+		// slow replica's socket.
+		select {
+		case <-child.Dead():
+			if ex := child.Wait(); ex.Code != 0 || ex.Signal != 0 {
+				fs.CancelSync()
+			}
+		case <-fs.Done:
+		}
+	}()
+	s.repl.m.StreamSync(fs, func(w io.Writer) error {
+		defer out.Close()
+		if _, err := io.Copy(w, out); err != nil {
+			// Stopped by the child's death (the watcher above), or by the
+			// replicas' (the child is killed, as Redis kills its own).
+			ex, died := child.Exited()
+			child.Kill()
+			if died && errors.Is(err, persist.ErrAborted) {
+				return childFailed(ex)
+			}
+			return err
+		}
+		return childFailed(child.Wait())
 	})
+}
+
+// childFailed is a relay child's failure as Redis logs its child's, nil
+// when it exited 0 (the image went through whole).
+func childFailed(ex persist.ChildExit) error {
+	switch {
+	case ex.Signal != 0:
+		return repl.TransferError("Background transfer terminated by signal " + strconv.Itoa(ex.Signal))
+	case ex.Code != 0:
+		return repl.TransferError("Background transfer error")
+	}
+	return nil
 }
 
 // diskSyncDone sends the file a BGSAVE for replication wrote to its

@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,9 +15,11 @@ import (
 )
 
 // A diskless full sync (repl-diskless-sync yes), on sluice-server and on
-// redis-server, each with replicas of its own kind, as processes: a
-// replica killed while the image is sent to it and to another does not
-// hold up the other, nor the end of the image.
+// redis-server, each with replicas of its own kind, as processes:
+//   - a replica killed while the image is sent to it and to another does
+//     not hold up the other, nor the end of the image;
+//   - the image goes through a child process: killed, the sync ends (and
+//     the replica syncs again), and it exits when its parent is killed.
 func TestDisklessSyncKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -22,6 +27,8 @@ func TestDisklessSyncKills(t *testing.T) {
 	redisBin := redistest.RedisServerPath(t)
 	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
 		t.Run(name+"/replica killed", func(t *testing.T) { disklessReplicaKilled(t, bin) })
+		t.Run(name+"/child killed", func(t *testing.T) { disklessChildKilled(t, bin) })
+		t.Run(name+"/parent killed", func(t *testing.T) { disklessParentKilled(t, bin) })
 	}
 }
 
@@ -82,6 +89,29 @@ func infoOf(rdb *redis.Client, field string) string {
 	return ""
 }
 
+// childPids lists the processes whose parent is pid.
+func childPids(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			kids = append(kids, n)
+		}
+	}
+	return kids
+}
+
 func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
@@ -127,4 +157,71 @@ func disklessReplicaKilled(t *testing.T, bin string) {
 	if !strings.Contains(master.logs.String(), "Diskless rdb transfer, done reading from pipe, 1 replicas still up.") {
 		t.Errorf("no log line for the image's end with one replica:\n%s", master.logs.String())
 	}
+}
+
+func disklessChildKilled(t *testing.T, bin string) {
+	ctx := context.Background()
+	master, m := startProc(t, bin, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+		"--rdb-key-save-delay", "1000", "--repl-timeout", "3")
+	if err := m.Do(ctx, "DEBUG", "POPULATE", "10000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, r := startProc(t, bin, "--repl-timeout", "3")
+	replicate(t, r, master)
+	waitWithin(t, 10*time.Second, "the sync's start", func() bool { return infoOf(m, "rdb_bgsave_in_progress") == "1" })
+	kids := childPids(master.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("the master has children %v, want the sync's", kids)
+	}
+	syscall.Kill(kids[0], syscall.SIGKILL)
+	defer func() {
+		if t.Failed() {
+			t.Logf("master's log:\n%s", master.logs.String())
+		}
+	}()
+	// The sync fails and its replica is dropped; it asks again at once,
+	// and a new child starts.
+	waitWithin(t, 5*time.Second, "the failure logged", func() bool {
+		logs := master.logs.String()
+		return strings.Contains(logs, "Background transfer terminated by signal 9") &&
+			strings.Contains(logs, "SYNC failed. BGSAVE child returned an error")
+	})
+	waitWithin(t, 5*time.Second, "the child collected", func() bool {
+		for _, k := range childPids(master.cmd.Process.Pid) {
+			if k == kids[0] {
+				return false
+			}
+		}
+		return true
+	})
+	if forks, _ := strconv.Atoi(infoOf(m, "total_forks")); forks < 1 {
+		t.Errorf("total_forks:%d", forks)
+	}
+	// The replica syncs again, with an image sent at full speed.
+	m.ConfigSet(ctx, "rdb-key-save-delay", "0")
+	waitWithin(t, 30*time.Second, "the replica's next sync", func() bool {
+		return infoOf(r, "master_link_status") == "up" && r.DBSize(ctx).Val() == 10000
+	})
+}
+
+func disklessParentKilled(t *testing.T, bin string) {
+	ctx := context.Background()
+	master, m := startProc(t, bin, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+		"--rdb-key-save-delay", "1000")
+	if err := m.Do(ctx, "DEBUG", "POPULATE", "10000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, r := startProc(t, bin)
+	replicate(t, r, master)
+	waitWithin(t, 10*time.Second, "the sync's start", func() bool { return infoOf(m, "rdb_bgsave_in_progress") == "1" })
+	kids := childPids(master.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("the master has children %v, want the sync's", kids)
+	}
+	master.kill()
+	waitWithin(t, 5*time.Second, "the child's exit", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(kids[0]) + "/stat")
+		// Gone, or a zombie until init reaps it.
+		return err != nil || strings.Contains(string(b), ") Z ")
+	})
 }
