@@ -67,26 +67,18 @@ func runChild(path string, incrSync bool, in io.Reader) int {
 		os.Remove(path)
 		return 1
 	}
-	br := bufio.NewReaderSize(in, 1<<20)
+	fr := frameReader{br: bufio.NewReaderSize(in, 1<<20)}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	var hdr [4]byte
-	var buf []byte
 	sinceSync := 0
 	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return fail(errors.New("the parent's stream ended early"))
+		buf, err := fr.next()
+		if err != nil {
+			return fail(err)
 		}
-		n := int(binary.LittleEndian.Uint32(hdr[:]))
-		if n == 0 {
+		if buf == nil {
 			break
 		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return fail(errors.New("the parent's stream ended early"))
-		}
+		n := len(buf)
 		if _, err := bw.Write(buf); err != nil {
 			return fail(err)
 		}
@@ -118,31 +110,49 @@ func runChild(path string, incrSync bool, in io.Reader) int {
 // runRelay is a relay child's whole life: pass the frames' bytes to out,
 // and exit 0 only once the end frame came.
 func runRelay(in io.Reader, out io.Writer) int {
-	br := bufio.NewReaderSize(in, 1<<20)
-	var hdr [4]byte
-	var buf []byte
+	fr := frameReader{br: bufio.NewReaderSize(in, 1<<20)}
 	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			fmt.Fprintf(os.Stderr, "the parent's stream ended early\n")
-			return 1
-		}
-		n := int(binary.LittleEndian.Uint32(hdr[:]))
-		if n == 0 {
+		buf, err := fr.next()
+		if err == nil && buf == nil {
 			return 0
 		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
+		if err == nil {
+			_, err = out.Write(buf)
 		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			fmt.Fprintf(os.Stderr, "the parent's stream ended early\n")
-			return 1
-		}
-		if _, err := out.Write(buf); err != nil {
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s\n", Strerror(err))
 			return 1
 		}
 	}
+}
+
+// errEarlyEnd is a child's stream that ended before its end frame.
+var errEarlyEnd = errors.New("the parent's stream ended early")
+
+// frameReader reads the parent's frames (frameWriter's).
+type frameReader struct {
+	br  *bufio.Reader
+	buf []byte
+}
+
+// next returns the next frame's bytes (valid until the next call), nil
+// at the end frame.
+func (r *frameReader) next() ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r.br, hdr[:]); err != nil {
+		return nil, errEarlyEnd
+	}
+	n := int(binary.LittleEndian.Uint32(hdr[:]))
+	if n == 0 {
+		return nil, nil
+	}
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	if _, err := io.ReadFull(r.br, r.buf[:n]); err != nil {
+		return nil, errEarlyEnd
+	}
+	return r.buf[:n], nil
 }
 
 // Child is a running save child.

@@ -39,7 +39,7 @@ func TestRelay(t *testing.T) {
 	if b, _ := io.ReadAll(out); string(b) != "partial" {
 		t.Errorf("relayed %q before the early end", b)
 	}
-	if ex := c.Wait(); ex.Code != 1 || ex.Msg != "the parent's stream ended early" {
+	if ex := c.Wait(); ex.Code != 1 || ex.Msg != "The parent's stream ended early" {
 		t.Errorf("early end: %+v", ex)
 	}
 	out.Close()
