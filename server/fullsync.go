@@ -137,30 +137,34 @@ func (s *Server) startDiskSync() {
 // streamImage sends img to fs's replicas as a streamed payload. The
 // image goes through a relay child and back, as Redis's goes from its
 // forked child through a pipe: the child is there to be seen and killed
-// (the sync then fails), and it exits if the server dies.
+// (the sync then fails), and it exits if the server dies. Where no child
+// can start (the executable was removed by an upgrade, say), the server
+// streams it itself rather than leave its replicas without a sync.
 func (s *Server) streamImage(fs *repl.Sync, img persist.Image) {
+	opts := persist.RDBOptions{
+		Version:  Version,
+		Checksum: s.cfg.Get("rdbchecksum") != "no",
+		// rdb-key-save-delay applies here too, as it does to Redis's
+		// child whatever it writes to.
+		KeyDelay: func() time.Duration {
+			us, _ := strconv.ParseInt(s.cfg.Get("rdb-key-save-delay"), 10, 64)
+			return time.Duration(us) * time.Microsecond
+		},
+		Cancel: fs.Cancel,
+	}
 	child, out, err := s.pe.StartRelay()
 	if err != nil {
-		img.Release()
-		s.Warnf("Can't save in background: fork: %s", persist.Strerror(err))
-		s.repl.m.FailSync(fs)
+		s.Warnf("Can't start the child for the RDB transfer (%s): the server sends it itself", persist.Strerror(err))
+		s.repl.m.StreamSync(fs, func(w io.Writer) error {
+			defer img.Release()
+			return persist.WriteRDB(w, img, opts)
+		})
 		return
 	}
 	s.Logf("Background RDB transfer started by pid %d", child.Pid)
 	go func() {
 		defer img.Release()
-		err := persist.WriteRDB(child, img, persist.RDBOptions{
-			Version:  Version,
-			Checksum: s.cfg.Get("rdbchecksum") != "no",
-			// rdb-key-save-delay applies here too, as it does to Redis's
-			// child whatever it writes to.
-			KeyDelay: func() time.Duration {
-				us, _ := strconv.ParseInt(s.cfg.Get("rdb-key-save-delay"), 10, 64)
-				return time.Duration(us) * time.Microsecond
-			},
-			Cancel: fs.Cancel,
-		})
-		if err != nil {
+		if err := persist.WriteRDB(child, img, opts); err != nil {
 			child.Kill()
 			return
 		}

@@ -225,3 +225,29 @@ func disklessParentKilled(t *testing.T, bin string) {
 		return err != nil || strings.Contains(string(b), ") Z ")
 	})
 }
+
+// A master whose executable was removed since it started (an upgrade in
+// place) cannot start the diskless sync's child: it sends the image
+// itself, and its replica syncs.
+func TestDisklessSyncWithoutExecutable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildServer(t)
+	ctx := context.Background()
+	master, m := startProc(t, bin, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+	_, r := startProc(t, bin)
+	if err := m.Do(ctx, "DEBUG", "POPULATE", "1000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	replicate(t, r, master)
+	waitWithin(t, 20*time.Second, "the replica's sync", func() bool {
+		return infoOf(r, "master_link_status") == "up" && r.DBSize(ctx).Val() == 1000
+	})
+	if !strings.Contains(master.logs.String(), "Can't start the child for the RDB transfer") {
+		t.Errorf("the child started, or was not logged:\n%s", master.logs.String())
+	}
+}
