@@ -3,7 +3,8 @@
 // incremental files, history kept until cleaned up), its fsync policies
 // and group commit, the rewrite that replaces the base, the loader that
 // replays the files at start-up, and RDB files written through a child
-// process as Redis's forked saves are.
+// process as Redis's forked saves are; a diskless full sync's image goes
+// through a child too (StartRelay), as Redis's goes from its fork.
 //
 // It also takes the images of the store those files are written from
 // (Dataset: a point-in-time snapshot walked while clients are served, an
