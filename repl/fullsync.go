@@ -91,10 +91,17 @@ func (m *Master) FailSync(fs *Sync) {
 func (m *Master) StreamSync(fs *Sync, write func(w io.Writer) error) {
 	mark := NewEOFMark()
 	m.mu.Lock()
-	for _, r := range fs.Replicas {
+	rs := append([]*Replica(nil), fs.Replicas...)
+	for _, r := range rs {
+		r.Conn.Bulk(true)
 		r.Conn.Deliver(AppendPayloadHeader(nil, -1, mark))
 	}
 	m.mu.Unlock()
+	defer func() {
+		for _, r := range rs {
+			r.Conn.Bulk(false)
+		}
+	}()
 	bw := bufio.NewWriterSize(&fanout{m: m, fs: fs}, 64*1024)
 	err := write(bw)
 	if err == nil {
@@ -207,6 +214,8 @@ func (m *Master) FileSaved(ok bool, name string) {
 func (m *Master) sendFile(r *Replica, f *os.File) {
 	c := r.Conn
 	defer f.Close()
+	c.Bulk(true)
+	defer c.Bulk(false)
 	st, err := f.Stat()
 	if err != nil {
 		c.Kill()

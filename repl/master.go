@@ -84,6 +84,9 @@ type Conn interface {
 	Queued() int64
 	// Closing reports whether the connection is being closed.
 	Closing() bool
+	// Bulk marks a full sync's payload being sent (on) and its end: while
+	// on, the connection may keep its large output buffers for reuse.
+	Bulk(on bool)
 }
 
 // ReplicaState is where a replica stands, as INFO names it.

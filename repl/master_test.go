@@ -27,6 +27,7 @@ func (c *fakeConn) Signal()          { c.mu.Lock(); c.signals++; c.mu.Unlock() }
 func (c *fakeConn) Kill()            { c.mu.Lock(); c.killed = true; c.mu.Unlock() }
 func (c *fakeConn) Queued() int64    { return 0 }
 func (c *fakeConn) Closing() bool    { return false }
+func (c *fakeConn) Bulk(bool)        {}
 
 func (c *fakeConn) String() string { c.mu.Lock(); defer c.mu.Unlock(); return c.out.String() }
 func (c *fakeConn) Killed() bool   { c.mu.Lock(); defer c.mu.Unlock(); return c.killed }

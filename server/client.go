@@ -146,7 +146,8 @@ type Client struct {
 	amu        sync.Mutex
 	async      []byte
 	asyncSpare []byte
-	signal     func() // driver hook: write async output and resume input
+	bulk       atomic.Bool // a full sync's payload is being delivered: big buffers are reused
+	signal     func()      // driver hook: write async output and resume input
 }
 
 // deliver appends RESP bytes produced outside the client's driver and
@@ -188,7 +189,7 @@ func (c *Client) swapAsync() []byte {
 // client: then it is dropped so a subscriber that once fell behind does
 // not keep the memory.
 func (c *Client) returnAsync(b []byte) {
-	if cap(b) > replyBufSize {
+	if cap(b) > replyBufSize && (!c.bulk.Load() || cap(b) > bulkSpareMax) {
 		return
 	}
 	c.amu.Lock()
@@ -196,6 +197,26 @@ func (c *Client) returnAsync(b []byte) {
 		c.asyncSpare = b[:0]
 	}
 	c.amu.Unlock()
+}
+
+// bulkSpareMax is the largest async buffer a client receiving a full
+// sync's payload keeps for reuse: the sender lets 4 MB wait (repl's
+// syncBuffered), which append grows to at most 8 MB. Without reuse each
+// 4 MB sent allocated about 8 MB, and the collections that followed cost
+// the master more than the sync's encoding.
+const bulkSpareMax = 8 << 20
+
+// setBulk marks a full sync's payload being delivered to c (on) and its
+// end, when the big buffers it kept are let go.
+func (c *Client) setBulk(on bool) {
+	c.bulk.Store(on)
+	if !on {
+		c.amu.Lock()
+		if cap(c.asyncSpare) > replyBufSize {
+			c.asyncSpare = nil
+		}
+		c.amu.Unlock()
+	}
 }
 
 // takeAsync returns and clears the pending async output.

@@ -75,6 +75,7 @@ func (k clientConn) Signal()          { k.c.signal() }
 func (k clientConn) Kill()            { k.c.kill() }
 func (k clientConn) Queued() int64    { return k.c.outputMem() }
 func (k clientConn) Closing() bool    { return k.c.closeASAP.Load() }
+func (k clientConn) Bulk(on bool)     { k.c.setBulk(on) }
 
 // wireReplication sets up the replication state when the server is made.
 func (s *Server) wireReplication() {
