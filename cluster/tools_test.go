@@ -151,9 +151,17 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) time.
 	return 0
 }
 
+// redisCLI runs redis-cli, for two minutes at most: a --cluster command
+// that waits for the nodes without end (its wait for the cluster to
+// join has no limit of its own) fails its test with the nodes' logs,
+// rather than the package's whole run when go test's deadline comes.
 func redisCLI(t *testing.T, args ...string) (string, error) {
-	cmd := exec.Command("redis-cli", args...)
-	out, err := cmd.CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("redis-cli %v: no end after 2 minutes (%w)", args, err)
+	}
 	return string(out), err
 }
 
