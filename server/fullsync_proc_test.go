@@ -53,11 +53,11 @@ func TestFileSyncToASlowReplica(t *testing.T) {
 			}
 			_, r := startProc(t, bin, "--repl-diskless-load", "swapdb", "--key-load-delay", "500")
 			replicate(t, r, master)
-			waitWithin(t, 60*time.Second, "the replica's sync", func() bool {
-				return infoOf(r, "master_link_status") == "up"
+			waitUntil(t, 60*time.Second, "the replica's sync", func() bool {
+				return linkUp(r)
 			})
-			if infoOf(m, "sync_full") != "1" {
-				t.Errorf("the master made %s full syncs, want 1", infoOf(m, "sync_full"))
+			if n := infoInt(t, m, "sync_full"); n != 1 {
+				t.Errorf("the master made %d full syncs, want 1", n)
 			}
 			want := m.Do(ctx, "DEBUG", "DIGEST").Val()
 			if got := r.Do(ctx, "DEBUG", "DIGEST").Val(); got != want {
@@ -79,14 +79,9 @@ func startProc(t *testing.T, bin string, args ...string) (*aofServer, *redis.Cli
 	return srv, rdb
 }
 
-func infoOf(rdb *redis.Client, field string) string {
-	info := rdb.Info(context.Background()).Val()
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return v
-		}
-	}
-	return ""
+// linkUp reports whether a replica's link to its master is up.
+func linkUp(r *redis.Client) bool {
+	return strings.Contains(r.Info(context.Background(), "replication").Val(), "master_link_status:up")
 }
 
 // childPids lists the processes whose parent is pid.
@@ -112,18 +107,9 @@ func childPids(pid int) []int {
 	return kids
 }
 
-func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func replicate(t *testing.T, replica *redis.Client, master *aofServer) {
 	t.Helper()
-	h, p, _ := strings.Cut(master.addr, ":")
+	h, p := hostPort(master.addr)
 	if err := replica.SlaveOf(context.Background(), h, p).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -142,17 +128,17 @@ func disklessReplicaKilled(t *testing.T, bin string) {
 	_, f := startProc(t, bin)
 	replicate(t, s, master)
 	replicate(t, f, master)
-	waitWithin(t, 20*time.Second, "the slow replica loading", func() bool {
+	waitUntil(t, 20*time.Second, "the slow replica loading", func() bool {
 		return strings.Contains(slow.logs.String(), "Loading DB in memory")
 	})
 	time.Sleep(500 * time.Millisecond)
-	if v := infoOf(m, "rdb_bgsave_in_progress"); v != "1" {
-		t.Fatalf("the image was sent before the replica was killed (rdb_bgsave_in_progress:%s)", v)
+	if v := infoInt(t, m, "rdb_bgsave_in_progress"); v != 1 {
+		t.Fatalf("the image was sent before the replica was killed (rdb_bgsave_in_progress:%d)", v)
 	}
 	slow.kill()
-	waitWithin(t, 15*time.Second, "the image's end", func() bool { return infoOf(m, "rdb_bgsave_in_progress") == "0" })
-	waitWithin(t, 15*time.Second, "the other replica's sync", func() bool {
-		return infoOf(f, "master_link_status") == "up" && f.DBSize(ctx).Val() == 5000
+	waitUntil(t, 15*time.Second, "the image's end", func() bool { return infoInt(t, m, "rdb_bgsave_in_progress") == 0 })
+	waitUntil(t, 15*time.Second, "the other replica's sync", func() bool {
+		return linkUp(f) && f.DBSize(ctx).Val() == 5000
 	})
 	if !strings.Contains(master.logs.String(), "Diskless rdb transfer, done reading from pipe, 1 replicas still up.") {
 		t.Errorf("no log line for the image's end with one replica:\n%s", master.logs.String())
@@ -168,7 +154,7 @@ func disklessChildKilled(t *testing.T, bin string) {
 	}
 	_, r := startProc(t, bin, "--repl-timeout", "3")
 	replicate(t, r, master)
-	waitWithin(t, 10*time.Second, "the sync's start", func() bool { return infoOf(m, "rdb_bgsave_in_progress") == "1" })
+	waitUntil(t, 10*time.Second, "the sync's start", func() bool { return infoInt(t, m, "rdb_bgsave_in_progress") == 1 })
 	kids := childPids(master.cmd.Process.Pid)
 	if len(kids) != 1 {
 		t.Fatalf("the master has children %v, want the sync's", kids)
@@ -181,12 +167,12 @@ func disklessChildKilled(t *testing.T, bin string) {
 	}()
 	// The sync fails and its replica is dropped; it asks again at once,
 	// and a new child starts.
-	waitWithin(t, 5*time.Second, "the failure logged", func() bool {
+	waitUntil(t, 5*time.Second, "the failure logged", func() bool {
 		logs := master.logs.String()
 		return strings.Contains(logs, "Background transfer terminated by signal 9") &&
 			strings.Contains(logs, "SYNC failed. BGSAVE child returned an error")
 	})
-	waitWithin(t, 5*time.Second, "the child collected", func() bool {
+	waitUntil(t, 5*time.Second, "the child collected", func() bool {
 		for _, k := range childPids(master.cmd.Process.Pid) {
 			if k == kids[0] {
 				return false
@@ -194,13 +180,13 @@ func disklessChildKilled(t *testing.T, bin string) {
 		}
 		return true
 	})
-	if forks, _ := strconv.Atoi(infoOf(m, "total_forks")); forks < 1 {
+	if forks := infoInt(t, m, "total_forks"); forks < 1 {
 		t.Errorf("total_forks:%d", forks)
 	}
 	// The replica syncs again, with an image sent at full speed.
 	m.ConfigSet(ctx, "rdb-key-save-delay", "0")
-	waitWithin(t, 30*time.Second, "the replica's next sync", func() bool {
-		return infoOf(r, "master_link_status") == "up" && r.DBSize(ctx).Val() == 10000
+	waitUntil(t, 30*time.Second, "the replica's next sync", func() bool {
+		return linkUp(r) && r.DBSize(ctx).Val() == 10000
 	})
 }
 
@@ -213,13 +199,13 @@ func disklessParentKilled(t *testing.T, bin string) {
 	}
 	_, r := startProc(t, bin)
 	replicate(t, r, master)
-	waitWithin(t, 10*time.Second, "the sync's start", func() bool { return infoOf(m, "rdb_bgsave_in_progress") == "1" })
+	waitUntil(t, 10*time.Second, "the sync's start", func() bool { return infoInt(t, m, "rdb_bgsave_in_progress") == 1 })
 	kids := childPids(master.cmd.Process.Pid)
 	if len(kids) != 1 {
 		t.Fatalf("the master has children %v, want the sync's", kids)
 	}
 	master.kill()
-	waitWithin(t, 5*time.Second, "the child's exit", func() bool {
+	waitUntil(t, 5*time.Second, "the child's exit", func() bool {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(kids[0]) + "/stat")
 		// Gone, or a zombie until init reaps it.
 		return err != nil || strings.Contains(string(b), ") Z ")
@@ -244,8 +230,8 @@ func TestDisklessSyncWithoutExecutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	replicate(t, r, master)
-	waitWithin(t, 20*time.Second, "the replica's sync", func() bool {
-		return infoOf(r, "master_link_status") == "up" && r.DBSize(ctx).Val() == 1000
+	waitUntil(t, 20*time.Second, "the replica's sync", func() bool {
+		return linkUp(r) && r.DBSize(ctx).Val() == 1000
 	})
 	if !strings.Contains(master.logs.String(), "Can't start the child for the RDB transfer") {
 		t.Errorf("the child started, or was not logged:\n%s", master.logs.String())
