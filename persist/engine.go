@@ -199,9 +199,7 @@ func (e *Engine) startChild(kind jobKind, pathOf func(pid int) string, incrSync 
 	if err != nil {
 		return nil, err
 	}
-	if e.ChildStarted != nil {
-		e.ChildStarted(child.Pid)
-	}
+	e.started(child.Pid)
 	j := &job{kind: kind, child: child, cancel: make(chan struct{}), done: make(chan struct{}), start: time.Now()}
 	go func() {
 		// A child that dies stops the stream at once (a killed child
@@ -212,7 +210,6 @@ func (e *Engine) startChild(kind jobKind, pathOf func(pid int) string, incrSync 
 		case <-j.done:
 		}
 	}()
-	e.forks.Add(1)
 	return j, nil
 }
 
@@ -224,11 +221,17 @@ func (e *Engine) StartRelay() (*Child, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	e.started(c.Pid)
+	return c, out, nil
+}
+
+// started counts a child that started in total_forks and hands it to
+// ChildStarted.
+func (e *Engine) started(pid int) {
 	if e.ChildStarted != nil {
-		e.ChildStarted(c.Pid)
+		e.ChildStarted(pid)
 	}
 	e.forks.Add(1)
-	return c, out, nil
 }
 
 // register makes j the running job. gen is killGen before its snapshot:

@@ -41,9 +41,9 @@ import (
 // wake-up costs more than the work of a request. A loop with fewer
 // clients sleeps until one has sent. A loop with one or two clients
 // sending polls instead while polling pays (spin.Gate): their requests
-// come one at a time, and each sleep would cost a wake-up per request. Only the loop's thread may
-// enter the ring, so a stand-in serving the loop during a long script uses
-// epoll (lend).
+// come one at a time, and each sleep would cost a wake-up per request.
+// Only the loop's thread may enter the ring, so a stand-in serving the
+// loop during a long script uses epoll (lend).
 //
 // A loop falls back to epoll alone when the ring cannot be set up (a
 // kernel before 6.1, io_uring disabled by sysctl or refused by a seccomp
