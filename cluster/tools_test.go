@@ -26,7 +26,16 @@ import (
 // over within 15 s, the old master must come back as a replica, and no
 // acknowledged write may be lost.
 
-const nodeTimeout = "1000"
+// A node forgets a node it is meeting if the handshake takes longer than
+// the node timeout, and redis-cli --cluster create never sends the MEET
+// again: on a loaded machine a 1 s timeout can leave the cluster unformed
+// for good, with redis-server nodes as with Sluice ones. So the nodes
+// start with a longer timeout and the scenario shortens it (CONFIG SET)
+// once the cluster has formed, to keep failovers quick.
+const (
+	formTimeout = "5000"
+	nodeTimeout = "1000"
+)
 
 type proc struct {
 	name  string // "sluice" or "redis"
@@ -52,7 +61,7 @@ func freePort(t *testing.T) int {
 func (p *proc) start(t *testing.T) {
 	t.Helper()
 	args := []string{"--port", strconv.Itoa(p.port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-		"--cluster-port", strconv.Itoa(p.bus), "--cluster-node-timeout", nodeTimeout, "--dir", p.dir,
+		"--cluster-port", strconv.Itoa(p.bus), "--cluster-node-timeout", formTimeout, "--dir", p.dir,
 		"--logfile", "log.txt", "--save", "", "--appendonly", "no"}
 	p.cmd = exec.Command(p.bin, args...)
 	p.cmd.Dir = p.dir
@@ -70,6 +79,14 @@ func (p *proc) start(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s on %d did not start; log:\n%s", p.name, p.port, p.log())
+}
+
+// shortTimeout sets the node timeout the failovers are timed with.
+func (p *proc) shortTimeout(t *testing.T) {
+	t.Helper()
+	if r, err := do(t, p.addr, "config", "set", "cluster-node-timeout", nodeTimeout); err != nil || r != "OK" {
+		t.Fatalf("%s %s: CONFIG SET cluster-node-timeout: %v %v", p.name, p.addr, r, err)
+	}
 }
 
 func (p *proc) log() string {
@@ -302,6 +319,9 @@ func clusterScenario(t *testing.T, kinds []string) {
 		_, err := redisCLI(t, "--cluster", "check", addrs[0])
 		return err == nil
 	})
+	for _, p := range procs {
+		p.shortTimeout(t)
+	}
 	// Replicas finish their first sync before writes are counted.
 	waitFor(t, "replication links up", 20*time.Second, func() bool {
 		for _, p := range procs {
@@ -408,6 +428,7 @@ func clusterScenario(t *testing.T, kinds []string) {
 		before = w.nAcked.Load()
 		// The old master rejoins as a replica of its replica.
 		victim.start(t)
+		victim.shortTimeout(t)
 		waitFor(t, "the old master to rejoin as a replica", 30*time.Second, func() bool {
 			return infoField(t, victim.addr, "replication", "role") == "slave" && infoField(t, victim.addr, "replication", "master_link_status") == "up"
 		})
