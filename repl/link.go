@@ -221,27 +221,46 @@ func appendCmd(b []byte, args ...string) []byte {
 	return resp.AppendCommand(b, bs...)
 }
 
-// Run keeps the link up until Stop: a connection attempt now, and after a
-// drop one a second later (at once after a failed transfer, as Redis
-// reconnects then).
+// Run keeps the link up until Stop: a connection attempt now, and after
+// a connection attempt that failed one a second later (Redis's
+// replicationCron); at once when the master's connection was lost or a
+// handshake or transfer failed, as Redis reconnects then.
 func (l *Link) Run() {
 	defer close(l.done)
-	now := true
+	next := reconnect
+	first := true
 	for !l.Stopped() {
-		if !now {
+		switch next {
+		case later:
 			select {
 			case <-l.stop:
 				return
 			case <-l.kick:
 			case <-time.After(time.Second):
 			}
+		case reconnect:
+			if !first {
+				l.host.Logf("Reconnecting to MASTER %s", l.Addr())
+			}
+		case afterFailure:
+			l.host.Logf("Reconnecting to MASTER %s after failure", l.Addr())
 		}
 		if l.Stopped() {
 			return
 		}
-		now = l.session()
+		next = l.session(next == later || first)
+		first = false
 	}
 }
+
+// again is when the link connects again after a session.
+type again int
+
+const (
+	later        again = iota // at the next second
+	reconnect                 // at once: the master's connection was lost (replicationHandleMasterDisconnection)
+	afterFailure              // at once: a handshake or transfer failed (cancelReplicationHandshake)
+)
 
 // DialTCP connects to a master at addr (Host.Dial's plain part): from
 // source when set (bind-source-addr), with TCP_NODELAY as noDelay says
@@ -267,23 +286,26 @@ type errTimeout struct{ state State }
 func (e errTimeout) Error() string { return "timeout" }
 
 // session is one connection to the master, until it drops. It reports
-// whether to reconnect at once.
-func (l *Link) session() (again bool) {
+// when to connect again. logConnect has it log the attempt (the cron's
+// "Connecting to MASTER"; an attempt at once has logged its own line).
+func (l *Link) session(logConnect bool) again {
 	h := l.host
 	cfg := h.LinkConfig()
 	l.state.Store(int32(StateConnecting))
 	defer l.state.Store(int32(StateConnect))
-	h.Logf("Connecting to MASTER %s", l.Addr())
+	if logConnect {
+		h.Logf("Connecting to MASTER %s", l.Addr())
+	}
 	conn, err := h.Dial(l.Addr(), cfg.Timeout)
 	if err != nil {
 		h.Warnf("Unable to connect to MASTER: %s", describe(err))
-		return false
+		return later
 	}
 	l.wmu.Lock()
 	if l.Stopped() {
 		l.wmu.Unlock()
 		conn.Close()
-		return false
+		return later
 	}
 	l.conn = conn
 	l.wmu.Unlock()
@@ -301,10 +323,10 @@ func (l *Link) session() (again bool) {
 	s := &session{l: l, conn: conn, br: br}
 	err = s.handshake(cfg)
 	if err == nil {
-		return false // the stream ended: reconnect within a second
+		return reconnect // the stream ended
 	}
 	if l.Stopped() {
-		return false
+		return later
 	}
 	var te errTimeout
 	if errors.As(err, &te) {
@@ -315,8 +337,9 @@ func (l *Link) session() (again bool) {
 			h.Warnf("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
 		case StateConnected:
 			h.Warnf("MASTER timeout: no data nor PING received...")
+			return reconnect
 		}
-		return te.state != StateConnected
+		return afterFailure
 	}
 	var se sessionErr
 	if errors.As(err, &se) {
@@ -325,13 +348,14 @@ func (l *Link) session() (again bool) {
 		}
 		return se.again
 	}
-	return false
+	return later
 }
 
-// sessionErr ends a session with a log line; again: reconnect at once.
+// sessionErr ends a session with a log line, and says when to connect
+// again.
 type sessionErr struct {
 	msg   string
-	again bool
+	again again // when to connect again (later unless set)
 }
 
 func (e sessionErr) Error() string { return e.msg }
@@ -391,7 +415,7 @@ func (s *session) readErr(err error) error {
 	case StateHandshake:
 		return sessionErr{msg: "Master did not respond to command during SYNC handshake"}
 	case StateTransfer:
-		return sessionErr{msg: "I/O error trying to sync with MASTER: connection lost", again: true}
+		return sessionErr{msg: "I/O error trying to sync with MASTER: connection lost", again: afterFailure}
 	}
 	return sessionErr{}
 }
@@ -532,7 +556,7 @@ func (s *session) fullSync(rep PsyncReply) error {
 		if dr.timedOut {
 			return errTimeout{StateTransfer}
 		}
-		return sessionErr{again: true}
+		return sessionErr{again: afterFailure}
 	}
 	return nil
 }
@@ -596,7 +620,7 @@ func (s *session) stream() error {
 				}
 				if perr != nil {
 					h.Warnf("Protocol error from MASTER: %v", perr)
-					return sessionErr{}
+					return sessionErr{again: reconnect}
 				}
 				parsed += k
 				inTx := false
