@@ -160,7 +160,8 @@ func (cs *connServer) signalled() bool {
 		c.blocked = false
 	}
 	c.w.Buf = c.takeAsync(c.w.Buf)
-	if !cs.flush() {
+	if c.closeASAP.Load() || !cs.flush() {
+		// Killed: nothing more goes out (see loop.onSignal).
 		return false
 	}
 	for c.replica.Load() != nil {
@@ -169,7 +170,7 @@ func (cs *connServer) signalled() bool {
 		if len(c.w.Buf) == 0 {
 			break
 		}
-		if !cs.flush() {
+		if c.closeASAP.Load() || !cs.flush() {
 			return false
 		}
 	}

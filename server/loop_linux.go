@@ -523,8 +523,19 @@ func (l *loop) readConn(c *Client, p []byte) (int, error) {
 
 // onSignal writes output delivered from other goroutines and resumes a
 // client whose block ended.
+//
+// A killed client (closeASAP) gets nothing more, as in Redis, whose
+// CLIENT KILL frees the client at once: in particular no replication
+// stream fed after the kill reaches a killed replica, whose PSYNC would
+// then continue from where the master stood after it. The stream is
+// checked after it was read: the killer marks the client before it feeds
+// anything more.
 func (l *loop) onSignal(c *Client) {
 	if c.fd < 0 {
+		return
+	}
+	if c.closeASAP.Load() {
+		l.close(c)
 		return
 	}
 	if c.blocked && !c.blockedFlag.Load() {
@@ -541,6 +552,11 @@ func (l *loop) onSignal(c *Client) {
 				// A replica's output goes on with the replication stream
 				// from its position, as long as the socket takes it.
 				out = c.streamOut(out)
+				if c.closeASAP.Load() {
+					c.returnAsync(out)
+					l.close(c)
+					return
+				}
 			}
 			if len(out) == 0 {
 				c.returnAsync(out)
