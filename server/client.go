@@ -256,9 +256,13 @@ func (c *Client) unblock() {
 type txState struct {
 	cmds  [][][]byte
 	names []*Command
-	dirty bool     // a command failed to queue: EXEC aborts
-	buf   []byte   // the queued arguments' bytes
-	args  [][]byte // the queued arguments, slices of buf
+	// The flags of the queued commands as EXEC's checks see them (Redis's
+	// mstate.cmd_flags and cmd_inv_flags): ORed, and their complements
+	// ORed.
+	flags, invFlags cmdspec.Flags
+	dirty           bool     // a command failed to queue: EXEC aborts
+	buf             []byte   // the queued arguments' bytes
+	args            [][]byte // the queued arguments, slices of buf
 }
 
 // reset empties the queue, keeping its memory for the next transaction.
@@ -266,6 +270,7 @@ func (tx *txState) reset() {
 	clear(tx.cmds)
 	clear(tx.args)
 	tx.cmds, tx.names, tx.args, tx.buf = tx.cmds[:0], tx.names[:0], tx.args[:0], tx.buf[:0]
+	tx.flags, tx.invFlags = 0, 0
 	tx.dirty = false
 }
 
@@ -480,6 +485,9 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 	}
 	tx.cmds = append(tx.cmds, tx.args[first:len(tx.args):len(tx.args)])
 	tx.names = append(tx.names, cmd)
+	f := c.queuedFlags(cmd, args)
+	tx.flags |= f
+	tx.invFlags |= ^f
 	c.w.Simple("QUEUED")
 }
 

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"strings"
+
 	"github.com/sluicedb/sluice/internal/cmdspec"
+	"github.com/sluicedb/sluice/lua"
 	"github.com/sluicedb/sluice/store"
 	"github.com/sluicedb/sluice/watch"
 )
@@ -75,28 +78,41 @@ func execCommand(c *Client, args [][]byte) {
 // txQueued reports whether a command queued in c's transaction has flag
 // f (Redis's mstate.cmd_flags): EXEC is refused for what it would run.
 func (c *Client) txQueued(f cmdspec.Flags) bool {
-	if c.tx == nil {
-		return false
-	}
-	for _, q := range c.tx.names {
-		if q.Flags&f != 0 {
-			return true
-		}
-	}
-	return false
+	return c.tx != nil && c.tx.flags&f != 0
 }
 
 // txQueuedWithout reports whether a queued command lacks flag f.
 func (c *Client) txQueuedWithout(f cmdspec.Flags) bool {
-	if c.tx == nil {
-		return false
+	return c.tx != nil && c.tx.invFlags&f != 0
+}
+
+// queuedFlags is a command's flags as queued (Redis's getCommandFlags): a
+// script that declares flags (a shebang, a function) has those of its
+// flags (scriptFlagsToCmdFlags) rather than EVAL's or FCALL's own.
+func (c *Client) queuedFlags(cmd *Command, args [][]byte) cmdspec.Flags {
+	name := cmd.Name
+	switch name {
+	case "eval", "evalsha", "fcall":
+	case "eval_ro", "evalsha_ro", "fcall_ro":
+		name = strings.TrimSuffix(name, "_ro")
+	default:
+		return cmd.Flags
 	}
-	for _, q := range c.tx.names {
-		if q.Flags&f == 0 {
-			return true
-		}
+	sf, ok := c.srv.scriptFlags(c.slot, name, args)
+	if !ok || sf&lua.Compat != 0 {
+		return cmd.Flags
 	}
-	return false
+	f := cmd.Flags &^ (cmdspec.Stale | cmdspec.DenyOOM | cmdspec.Write | cmdspec.MayReplicate)
+	if sf&(lua.AllowOOM|lua.NoWrites) == 0 {
+		f |= cmdspec.DenyOOM
+	}
+	if sf&lua.NoWrites == 0 {
+		f |= cmdspec.Write
+	}
+	if sf&lua.AllowStale != 0 {
+		f |= cmdspec.Stale
+	}
+	return f
 }
 
 // txNeedsAll reports whether the queued transaction must run with the

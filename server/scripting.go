@@ -154,16 +154,20 @@ func (st *scriptingState) refuseCall(run *scriptRun, cmd *Command, argv [][]byte
 		// (scriptVerifyOOM).
 		return errOOM
 	}
-	if cmd.Flags&cmdspec.Write != 0 && run.caller != nil && srv.readOnlyReplicaFor(run.caller) {
-		return "READONLY You can't write against a read only replica." // scriptVerifyWriteCommandAllow
-	}
-	if cmd.Flags&cmdspec.Write != 0 && srv.gate.Load()&gateDisk != 0 && (run.caller == nil || !run.caller.replMaster) {
-		if msg := srv.pe.WriteDenied(); msg != "" {
-			return msg // scriptVerifyWriteCommandAllow
+	// scriptVerifyWriteCommandAllow: a script that wrote already is not
+	// failed on the server's state (it could not be undone).
+	if cmd.Flags&cmdspec.Write != 0 && !run.wrote {
+		if run.caller != nil && srv.readOnlyReplicaFor(run.caller) {
+			return "READONLY You can't write against a read only replica."
 		}
-	}
-	if cmd.Flags&cmdspec.Write != 0 && srv.replicasMissing() {
-		return errNoReplicas // scriptVerifyWriteCommandAllow
+		if srv.gate.Load()&gateDisk != 0 && (run.caller == nil || !run.caller.replMaster) {
+			if msg := srv.pe.WriteDenied(); msg != "" {
+				return msg
+			}
+		}
+		if srv.replicasMissing() {
+			return errNoReplicas
+		}
 	}
 	if srv.cluster != nil {
 		if msg := run.pc.clusterScriptCheck(run.caller, cmd, argv, &run.clSlot, run.crossSlot); msg != "" {
