@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -24,6 +25,9 @@ type Host interface {
 	// error reply like any other. Error replies must already be counted
 	// in the server's error statistics: the engine never counts them.
 	Call(argv [][]byte, proto int) []byte
+	// Refused reports whether the last Call's reply is a refusal (the
+	// command did not run): the debugger logs those as errors.
+	Refused() bool
 	// Log writes a redis.log line at level (LogDebug to LogWarning).
 	Log(level int, msg string)
 	// ACLCheck is redis.acl_check_cmd: whether the script's caller may
@@ -116,6 +120,8 @@ type Engine struct {
 	killMu sync.Mutex
 	armed  *machine // the VM of the started run, until it ends (Kill's target)
 	killed bool
+
+	dbg *debugger // the debugging session (ldb.go), nil when none
 }
 
 // New returns an engine whose scripts reach the server through host;
@@ -257,10 +263,19 @@ func (e *Engine) StartEval(s *Script, keys, args [][]byte) {
 		s.fn = vm.L.NewFunctionFromProto(s.proto)
 		s.fn.Env = vm.env
 	}
+	fn := s.fn
+	if e.dbg != nil {
+		// The debugger's build of the script; the cached one compiled,
+		// so this one does.
+		if dfn, err := e.debugFunction(vm, s); err == nil {
+			fn = dfn
+			e.dbg.since = time.Now()
+		}
+	}
 	L := vm.L
 	vm.globals.RawSetString("KEYS", stringsTable(L, keys))
 	vm.globals.RawSetString("ARGV", stringsTable(L, args))
-	L.Push(s.fn)
+	L.Push(fn)
 	e.start(vm, s.SHA, 0)
 }
 

@@ -14,6 +14,7 @@ func (h *noCommands) Call(argv [][]byte, proto int) []byte {
 	h.w.Error("ERR Unknown Redis command called from script")
 	return h.w.Buf
 }
+func (h *noCommands) Refused() bool                        { return true }
 func (h *noCommands) Log(int, string)                      {}
 func (h *noCommands) ACLCheck([][]byte) (allowed, ok bool) { return false, false }
 func (h *noCommands) SetRepl(int)                          {}

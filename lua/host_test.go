@@ -59,6 +59,8 @@ func (h *mapHost) del(k string) bool {
 	return ok
 }
 
+func (h *mapHost) Refused() bool { return false }
+
 func (h *mapHost) Call(argv [][]byte, proto int) []byte {
 	w := &h.w
 	w.Buf, w.Proto = w.Buf[:0], proto

@@ -301,6 +301,11 @@ func (vm *machine) redisLib() *glua.LTable {
 		return 0
 	})
 	set("replicate_commands", func(L *glua.LState) int { L.Push(glua.LTrue); return 1 })
+	if !vm.fnMode {
+		// The debugger's functions (eval scripts only, as in Redis).
+		set("debug", vm.redisDebug)
+		set("breakpoint", vm.redisBreakpoint)
+	}
 	t.RawSetString("REDIS_VERSION", glua.LString(vm.e.version))
 	t.RawSetString("REDIS_VERSION_NUM", glua.LNumber(versionNum(vm.e.version)))
 	for name, v := range map[string]int{"LOG_DEBUG": LogDebug, "LOG_VERBOSE": LogVerbose, "LOG_NOTICE": LogNotice,
@@ -556,7 +561,18 @@ func (vm *machine) redisCall(L *glua.LState, raise bool) int {
 	}
 	e.argv, e.argbuf, e.offs = argv, buf, offs
 	L.SetTop(0)
+	d := e.dbg
+	if d != nil && d.step {
+		d.logCall(argv)
+	}
 	reply := e.host.Call(argv, e.run.proto)
+	if d != nil && d.step {
+		if e.host.Refused() {
+			d.logRefusal(reply)
+		} else {
+			d.logReply(reply)
+		}
+	}
 	r := respReader{b: reply}
 	v := r.value(L)
 	if raise {

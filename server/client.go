@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,10 @@ type Client struct {
 	preOOM          bool // over maxmemory when the command began (pre_command_oom_state)
 	evictAfter      bool // CONFIG SET changed maxmemory: evict once the command is done
 	scriptAllowOOM  bool // the script being started has the allow-oom flag
+	ldb             bool // SCRIPT DEBUG SYNC: its next EVAL is a debugging session (ldb.go)
+	// debugStream is the goroutine driver's connection as a debugging
+	// session reads and writes it (nil: no session on this connection).
+	debugStream func() io.ReadWriter
 
 	created  time.Time
 	lastIO   atomic.Int64 // unix ms of the last interaction

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"sync/atomic"
@@ -50,6 +51,7 @@ func (s *Server) serveConn(conn net.Conn, internal bool) {
 	if c == nil {
 		return
 	}
+	c.debugStream = func() io.ReadWriter { return connStream{conn} }
 	defer func() {
 		conn.Close()
 		s.removeClient(c)
@@ -260,14 +262,10 @@ func (s *Server) serveConnRelay(conn net.Conn, internal bool) {
 		s.removeClient(c)
 	}()
 
-	type chunk struct {
-		b   []byte
-		err error
-	}
 	// Two buffers: the reader fills one while the client's goroutine runs
 	// the other's commands, so handing a chunk over wakes only one of the
 	// two goroutines.
-	reads := make(chan chunk)
+	reads := make(chan relayChunk)
 	free := make(chan []byte, 2)
 	free <- make([]byte, 16*1024)
 	free <- make([]byte, 16*1024)
@@ -282,7 +280,7 @@ func (s *Server) serveConnRelay(conn net.Conn, internal bool) {
 			}
 			n, err := conn.Read(buf)
 			select {
-			case reads <- chunk{buf[:n], err}:
+			case reads <- relayChunk{buf[:n], err}:
 			case <-done:
 				return
 			}
@@ -292,6 +290,9 @@ func (s *Server) serveConnRelay(conn net.Conn, internal bool) {
 		}
 	}()
 	defer close(done) // before the deferred Close, which ends a blocked Read
+	// A debugging session reads what the reader hands over, returning
+	// the buffers; it ends the connection, so nothing is read after it.
+	c.debugStream = func() io.ReadWriter { return &relayStream{conn: conn, reads: reads, free: free} }
 
 	cs := connServer{srv: s, c: c, conn: conn, st: &s.stats[s.goSlot]}
 	for {

@@ -83,6 +83,12 @@ type scriptingState struct {
 	// busySince is the nanotime a script started, 0 when none runs: the
 	// dispatcher's only hot-path cost is loading it.
 	busySince atomic.Int64
+	// debugging is set while a debugging session (ldb.go) runs its
+	// script: it holds the server without its loop being stood in for
+	// and without other clients told BUSY, as Redis's synchronous
+	// session holds its event loop.
+	debugging bool
+	refused   bool // the last Call's command was refused (Refused)
 }
 
 // wireScripting creates the Lua engine, with the scripting state as its
@@ -107,11 +113,13 @@ func (st *scriptingState) Call(argv [][]byte, proto int) []byte {
 			cmd = cmd.lookupSub(argv[1])
 		}
 	}
+	st.refused = false
 	if msg := st.refuseCall(run, cmd, argv); msg != "" {
 		if cmd != nil {
 			st.srv.stats[pc.slot].cmds[cmd.id].rejected.Add(1)
 		}
 		pc.w.Error(msg)
+		st.refused = true
 		return pc.w.Buf
 	}
 	if cmd.Flags&cmdspec.Write != 0 {
@@ -126,6 +134,9 @@ func (st *scriptingState) Call(argv [][]byte, proto int) []byte {
 	}
 	return pc.w.Buf
 }
+
+// Refused reports whether Call refused the last command (lua.Host).
+func (st *scriptingState) Refused() bool { return st.refused }
 
 // refuseCall returns the error for a command (nil when unknown) that the
 // script may not run, or "".
@@ -219,6 +230,23 @@ func evalGenericCommand(c *Client, args [][]byte, evalsha, ro bool) {
 	// Scripts are skip_monitor: they feed monitors themselves, before the
 	// commands they run, as Redis's evalGenericCommand.
 	c.srv.feedMonitors(c, c.dbi, args, false)
+	if c.ldb {
+		if evalsha {
+			if len(args[1]) != 40 {
+				c.w.Error(errNoScript)
+			} else {
+				c.w.Error("ERR Please use EVAL instead of EVALSHA for debugging")
+			}
+			return
+		}
+		c.srv.lua.debugEval(c, args, ro)
+		return
+	}
+	evalScript(c, args, evalsha, ro)
+}
+
+// evalScript runs EVAL or EVALSHA (args).
+func evalScript(c *Client, args [][]byte, evalsha, ro bool) {
 	st := &c.srv.lua
 	keys, argv, ok := evalKeysArgs(c, args, errNotInt)
 	if !ok {
@@ -314,8 +342,12 @@ func (st *scriptingState) execute(c *Client, name string, eval, readOnly bool) {
 	run.repl = lua.ReplAll
 	st.cur = run
 	st.running.Store(run)
-	st.busySince.Store(nanotime())
 	threshold := time.Duration(st.srv.cfg.BusyThreshold.Load()) * time.Millisecond
+	if st.debugging {
+		threshold = 0
+	} else {
+		st.busySince.Store(nanotime())
+	}
 	func() {
 		defer st.srv.ks.HoldNow()() // the script sees its keys' expiry as at its start
 		st.srv.whileHeld(c, threshold, st.eng.Run)
@@ -357,17 +389,6 @@ func scriptFlushCommand(c *Client, args [][]byte) {
 	}
 	c.srv.lua.eng.FlushScripts()
 	c.w.OK()
-}
-
-func scriptDebugCommand(c *Client, args [][]byte) {
-	switch {
-	case eq(args[2], "no"):
-		c.w.OK()
-	case eq(args[2], "yes"), eq(args[2], "sync"):
-		c.w.Error("ERR SCRIPT DEBUG is not supported by Sluice")
-	default:
-		c.w.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
-	}
 }
 
 func scriptHelpCommand(c *Client, args [][]byte) {
