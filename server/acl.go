@@ -266,7 +266,7 @@ func (s *Server) killUserClients(self *Client, users map[*acl.User]bool) {
 			t.closeAfterReply = true
 		} else {
 			t.aclKilled.Store(true)
-			t.kill()
+			t.killNow()
 		}
 	}
 }
@@ -288,7 +288,7 @@ func (s *Server) killPubsubClients(self *Client, u *acl.User, allowed *acl.Chann
 			continue
 		}
 		t.aclKilled.Store(true)
-		t.kill()
+		t.killNow()
 	}
 }
 

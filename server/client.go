@@ -104,6 +104,13 @@ type Client struct {
 	evicted         atomic.Bool // disconnected by maxmemory-clients: gone from CLIENT LIST
 	flagsMu         sync.Mutex
 	killHook        func() // driver hook to close the connection from another goroutine
+	// shutdownHook ends an event loop's connection from another
+	// goroutine (killNow), the loop closing it later: it shuts sockFd
+	// down under sockMu, which the loop holds to close the descriptor
+	// (sockFd -1 once closed), so a reused descriptor is never touched.
+	shutdownHook func()
+	sockMu       sync.Mutex
+	sockFd       int
 
 	qbuf     []byte   // unconsumed input kept between reads (event loops)
 	qbufPeak int      // the most input held since the loop's cron last looked (noteQueryRead)

@@ -770,7 +770,7 @@ func clientKillCommand(c *Client, args [][]byte) {
 		if t == c {
 			closeSelf = true
 		} else {
-			t.kill()
+			t.killNow()
 		}
 		killed++
 	}

@@ -346,6 +346,17 @@ func (c *Client) replyCut(i uint64) bool {
 	return c.closeASAP.Load() || c.repliesOverLimit()
 }
 
+// killNow is kill for CLIENT KILL and the ACL's kills: the connection
+// ends within the command, as Redis's freeClient closes it there (a killed
+// replica reconnects before the killer's next command). Output limits and
+// maxmemory-clients close a client later, as Redis's freeClientAsync does.
+func (c *Client) killNow() {
+	c.kill()
+	if c.shutdownHook != nil {
+		c.shutdownHook()
+	}
+}
+
 // kill closes the client's connection from any goroutine.
 func (c *Client) kill() {
 	c.closeASAP.Store(true)

@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -175,6 +177,39 @@ func TestResetLeavesStateAsNew(t *testing.T) {
 		for _, want := range []string{" name= ", " db=0 ", " resp=2"} {
 			if !strings.Contains(info, want) {
 				t.Fatalf("%s after RESET lacks %q: %q", addr, want, info)
+			}
+		}
+	}
+}
+
+// CLIENT KILL ends the victim's connection within the command, as Redis's
+// does (it frees the client there): the victim sees the end while the
+// server still runs the killer's next command. A killed replica so
+// reconnects before its killer's next command, which Redis's tests count
+// on. Sluice runs one event loop here, which the victim shares.
+func TestClientKillEndsTheConnectionAtOnce(t *testing.T) {
+	_, sl := redistest.StartSluice(t, "io-threads", "1", "enable-debug-command", "yes")
+	servers := map[string]string{"redis": redistest.StartRedis(t, "--enable-debug-command", "yes"), "sluice": sl}
+	for name, addr := range servers {
+		victim := redistest.Dial(t, addr)
+		id, err := victim.Do("CLIENT", "ID")
+		if err != nil {
+			t.Fatal(err)
+		}
+		killer := redistest.Dial(t, addr)
+		pipeline := append(redistest.Encode("CLIENT", "KILL", "ID", strings.Trim(id, ":\r\n")), redistest.Encode("DEBUG", "SLEEP", "1")...)
+		if _, err := killer.Write(pipeline); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		victim.SetReadDeadline(time.Now().Add(700 * time.Millisecond))
+		if _, err := victim.R.ReadByte(); err != io.EOF {
+			t.Errorf("%s: the victim's connection, %v after the kill, read: %v", name, time.Since(start), err)
+		}
+		for _, want := range []string{":1\r\n", "+OK\r\n"} {
+			killer.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if r, err := redistest.ReadReply(killer.R); r != want {
+				t.Errorf("%s: killer got %q %v", name, r, err)
 			}
 		}
 	}

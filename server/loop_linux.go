@@ -432,7 +432,15 @@ func (l *loop) accept(lfd int) bool {
 		}
 		c := l.srv.newClient(l.id, addr, laddr, isUnix, func(c *Client) {
 			c.fd = fd
+			c.sockFd = fd
 			c.killHook = func() { l.post(func() { l.close(c) }) }
+			c.shutdownHook = func() {
+				c.sockMu.Lock()
+				if c.sockFd >= 0 {
+					unix.Shutdown(c.sockFd, unix.SHUT_RDWR)
+				}
+				c.sockMu.Unlock()
+			}
 			c.signal = func() { l.signalClient(c) }
 		})
 		if c == nil {
@@ -959,7 +967,10 @@ func (l *loop) close(c *Client) {
 	if !l.ringConn(c) {
 		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	}
+	c.sockMu.Lock() // no shutdown from a kill on a descriptor reused meanwhile
 	unix.Close(c.fd)
+	c.sockFd = -1
+	c.sockMu.Unlock()
 	delete(l.conns, c.fd)
 	c.fd = -1
 	l.srv.removeClient(c)
