@@ -72,10 +72,10 @@ type Client struct {
 	pushed          bool         // the command's reply is pub/sub pushes, which REPLY OFF/SKIP keep
 	noEvict         bool
 	noTouch         bool
-	preOOM          bool // over maxmemory when the command began (pre_command_oom_state)
-	evictAfter      bool // CONFIG SET changed maxmemory: evict once the command is done
-	scriptAllowOOM  bool // the script being started has the allow-oom flag
-	ldb             bool // SCRIPT DEBUG SYNC: its next EVAL is a debugging session (ldb.go)
+	preOOM          bool  // over maxmemory when the command began (pre_command_oom_state)
+	evictAfter      bool  // CONFIG SET changed maxmemory: evict once the command is done
+	scriptAllowOOM  bool  // the script being started has the allow-oom flag
+	ldb             uint8 // SCRIPT DEBUG's mode: its next EVAL is a debugging session (ldb.go)
 	// debugStream is the goroutine driver's connection as a debugging
 	// session reads and writes it (nil: no session on this connection).
 	debugStream func() io.ReadWriter

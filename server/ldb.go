@@ -17,7 +17,18 @@ import (
 //
 // SCRIPT DEBUG YES, Redis's forked session (the script runs in a child
 // process whose changes are dropped, while the server goes on), has no
-// fork to run on here and is refused; so is a session over TLS.
+// fork to run on here: the mode is taken, and the EVAL it applies to is
+// refused without running, as Redis refuses it when the fork fails
+// (redis-cli --ldb ignores SCRIPT DEBUG's reply: the script must not run
+// for real where its user expects its changes rolled back). A session
+// over TLS is refused too.
+
+// A client's debug mode (Client.ldb).
+const (
+	ldbOff    = iota
+	ldbForked // SCRIPT DEBUG YES
+	ldbSync   // SCRIPT DEBUG SYNC
+)
 
 func scriptDebugCommand(c *Client, args [][]byte) {
 	if len(c.w.Buf) > 0 || len(c.pending) > 0 || len(c.held) > 0 {
@@ -26,17 +37,18 @@ func scriptDebugCommand(c *Client, args [][]byte) {
 	}
 	switch {
 	case eq(args[2], "no"):
-		c.ldb = false
+		c.ldb = ldbOff
 		c.w.OK()
 	case eq(args[2], "sync") && c.tls != nil:
 		// The session would read and write the socket in place; an event
 		// loop's TLS connection is sealed and opened by the loop.
 		c.w.Error("ERR SCRIPT DEBUG is not supported over TLS by Sluice")
 	case eq(args[2], "sync"):
-		c.ldb = true
+		c.ldb = ldbSync
 		c.w.OK()
 	case eq(args[2], "yes"):
-		c.w.Error("ERR SCRIPT DEBUG YES (a forked session) is not supported by Sluice: use SCRIPT DEBUG SYNC")
+		c.ldb = ldbForked
+		c.w.OK()
 	default:
 		c.w.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 	}
@@ -45,6 +57,11 @@ func scriptDebugCommand(c *Client, args [][]byte) {
 // debugEval runs EVAL (args) of a client in debug mode as a debugging
 // session (evalGenericCommandWithDebugging).
 func (st *scriptingState) debugEval(c *Client, args [][]byte, ro bool) {
+	if c.ldb == ldbForked {
+		c.ldb = ldbOff
+		c.w.Error("ERR Fork() failed: can't run EVAL in debugging mode: Sluice has no forked sessions, use SCRIPT DEBUG SYNC")
+		return
+	}
 	var stream io.ReadWriter
 	if c.fd >= 0 && c.tls == nil {
 		stream = c.loopStream()
@@ -69,7 +86,7 @@ func (st *scriptingState) debugEval(c *Client, args [][]byte, ro bool) {
 	srv.Warnf("Redis synchronous debugging eval session ended")
 	// The end of the session is told by closing the connection after
 	// the script's reply.
-	c.ldb = false
+	c.ldb = ldbOff
 	c.closeAfterReply = true
 }
 

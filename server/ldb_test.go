@@ -112,3 +112,26 @@ func TestLuaDebuggerSession(t *testing.T) {
 func tcpDialer(t *testing.T, addr string) func() *redistest.Conn {
 	return func() *redistest.Conn { return redistest.Dial(t, addr) }
 }
+
+// SCRIPT DEBUG YES asks for Redis's forked session, whose changes are
+// rolled back; Sluice has none, so the EVAL it applies to is refused
+// without running (redis-cli --ldb ignores SCRIPT DEBUG's reply), as
+// Redis refuses it when the fork fails, and the mode ends there.
+func TestLuaDebuggerForkedModeRefused(t *testing.T) {
+	_, addr := redistest.StartSluice(t)
+	c := redistest.Dial(t, addr)
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SCRIPT", "DEBUG", "YES"}, "+OK\r\n"},
+		{[]string{"EVAL", "redis.call('set','forked',1) return 1", "0"}, "-ERR Fork() failed: can't run EVAL in debugging mode:"},
+		{[]string{"EXISTS", "forked"}, ":0\r\n"},
+		{[]string{"EVAL", "return 2", "0"}, ":2\r\n"},
+	} {
+		r, err := c.Do(step.args...)
+		if err != nil || !strings.HasPrefix(r, step.want) {
+			t.Errorf("%v: %q %v, want %q...", step.args, r, err, step.want)
+		}
+	}
+}

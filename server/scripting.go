@@ -230,7 +230,7 @@ func evalGenericCommand(c *Client, args [][]byte, evalsha, ro bool) {
 	// Scripts are skip_monitor: they feed monitors themselves, before the
 	// commands they run, as Redis's evalGenericCommand.
 	c.srv.feedMonitors(c, c.dbi, args, false)
-	if c.ldb {
+	if c.ldb != ldbOff {
 		if evalsha {
 			if len(args[1]) != 40 {
 				c.w.Error(errNoScript)
