@@ -713,8 +713,8 @@ func validHostname(v string) error {
 	return nil
 }
 
-// validProcTitle checks a proc-title-template as Redis does: known
-// {variables} only, balanced braces ({{ and }} escape them), and a
+// validProcTitle checks a proc-title-template as Redis does (sdstemplate):
+// known {variables} only, "{{" for a brace ("}" stands for itself), and a
 // non-empty expansion.
 func validProcTitle(v string) error {
 	known := map[string]bool{"title": true, "listen-addr": true, "server-mode": true, "port": true, "tls-port": true, "unixsocket": true, "config-file": true}
@@ -723,7 +723,10 @@ func validProcTitle(v string) error {
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case '{':
-			if i+1 < len(v) && v[i+1] == '{' {
+			if i+1 == len(v) {
+				return bad
+			}
+			if v[i+1] == '{' {
 				i++
 				nonEmpty = true
 				continue
@@ -736,13 +739,6 @@ func validProcTitle(v string) error {
 				nonEmpty = true
 			}
 			i += j
-		case '}':
-			if i+1 < len(v) && v[i+1] == '}' {
-				i++
-				nonEmpty = true
-				continue
-			}
-			return bad
 		case ' ':
 		default:
 			nonEmpty = true

@@ -92,6 +92,7 @@ type Server struct {
 	held     heldState      // a script holding its event loop (whileHeld)
 
 	shutdownHook  atomic.Pointer[func()] // called by SHUTDOWN (the binary exits)
+	procTitle     func()                 // sets the process's title (SetProcTitle), nil when embedded
 	onClientClose func(c *Client)
 	// notifyHook, when set, observes every keyspace notification (tests).
 	notifyHook atomic.Pointer[notifyFunc]
@@ -290,7 +291,13 @@ func (s *Server) Start() error {
 		}
 		lns = append(lns, ln)
 	}
-	return s.Serve(lns...)
+	if err := s.Serve(lns...); err != nil {
+		return err
+	}
+	if s.procTitle != nil && s.cfg.Get("set-proc-title") == "yes" {
+		s.procTitle()
+	}
+	return nil
 }
 
 func closeAll(lns []net.Listener) {

@@ -14,10 +14,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sluicedb/sluice/internal/proctitle"
 	"github.com/sluicedb/sluice/server"
 )
 
 func main() {
+	// The process's title is written over its arguments' memory, which
+	// os.Args's strings are until copied.
+	proctitle.CloneArgs()
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -55,6 +59,7 @@ func run(argv []string) int {
 	}
 	srv := server.New(cfg)
 	srv.SpinWhenBusy()
+	srv.SetProcTitle(os.Args[0], proctitle.Set)
 	// The log goes to standard output unless logfile names a file, in
 	// redis-server's line format, as tools that watch Redis's log expect.
 	srv.SetLogWriter(os.Stdout)
