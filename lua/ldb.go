@@ -11,6 +11,8 @@ import (
 	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/sluicedb/sluice/internal/sdsargs"
 )
 
 // The Lua debugger (LDB) of Redis 7.0's eval.c, for a synchronous session
@@ -795,7 +797,7 @@ func ldbRepr(v glua.LValue, level int) string {
 	level++
 	switch v := v.(type) {
 	case glua.LString:
-		return string(catRepr(nil, []byte(v)))
+		return string(sdsargs.AppendRepr(nil, []byte(v)))
 	case glua.LBool:
 		if v {
 			return "true"
@@ -831,34 +833,6 @@ func ldbRepr(v glua.LValue, level int) string {
 	return "\"<unknown-lua-type>\""
 }
 
-// catRepr appends s quoted, with escapes (sdscatrepr).
-func catRepr(b, s []byte) []byte {
-	b = append(b, '"')
-	for _, c := range s {
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c >= 0x20 && c < 0x7f {
-				b = append(b, c)
-			} else {
-				b = append(b, fmt.Sprintf("\\x%02x", c)...)
-			}
-		}
-	}
-	return append(b, '"')
-}
-
 // respToHuman appends the reply at the start of r in the debugger's
 // readable form (ldbRedisProtocolToHuman) and returns the rest of r.
 func respToHuman(o, r []byte) ([]byte, []byte) {
@@ -880,11 +854,11 @@ func respToHuman(o, r []byte) ([]byte, []byte) {
 			return append(o, "NULL"...), rest
 		}
 		if n+2 > len(rest) {
-			return catRepr(o, rest), nil
+			return sdsargs.AppendRepr(o, rest), nil
 		}
-		return catRepr(o, rest[:n]), rest[n+2:]
+		return sdsargs.AppendRepr(o, rest[:n]), rest[n+2:]
 	case '+', '-':
-		return catRepr(o, r[:end]), rest
+		return sdsargs.AppendRepr(o, r[:end]), rest
 	case '*', '~', '>':
 		n := count()
 		if r[0] == '*' && n < 0 {
