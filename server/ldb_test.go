@@ -12,9 +12,9 @@ import (
 
 // The Lua debugger in synchronous mode (SCRIPT DEBUG SYNC), driven as
 // redis-cli --ldb-sync-mode drives it, on redis-server and on Sluice, over
-// TCP (the event loops) and over the embedded mode's in-memory
-// connections (the goroutine driver): the transcripts must be the same,
-// byte for byte.
+// TCP on the event loops and on the goroutine driver (its socket read by a
+// relay goroutine), and over the embedded mode's in-memory connections:
+// the transcripts must be the same, byte for byte.
 const ldbScript = `local a = 5
 local t = {1,2,'x',{y=true}}
 redis.call('set','k',a)
@@ -34,6 +34,7 @@ func TestLuaDebuggerSession(t *testing.T) {
 	dialers := map[string]func() *redistest.Conn{
 		"redis":  tcpDialer(t, redistest.StartRedis(t)),
 		"sluice": tcpDialer(t, addr),
+		"sluice on goroutines": tcpDialer(t, startGoroutineServer(t)),
 		"sluice in memory": func() *redistest.Conn {
 			client, server := net.Pipe()
 			go srv.ServeConn(server)
@@ -102,7 +103,7 @@ func TestLuaDebuggerSession(t *testing.T) {
 		a.Do("CONFIG", "SET", "busy-reply-threshold", "5000")
 		out[name] = log.String()
 	}
-	for _, name := range []string{"sluice", "sluice in memory"} {
+	for _, name := range []string{"sluice", "sluice on goroutines", "sluice in memory"} {
 		if out["redis"] != out[name] {
 			t.Errorf("transcripts differ:\n--- redis\n%s\n--- %s\n%s", out["redis"], name, out[name])
 		}
