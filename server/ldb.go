@@ -20,8 +20,7 @@ import (
 // fork to run on here: the mode is taken, and the EVAL it applies to is
 // refused without running, as Redis refuses it when the fork fails
 // (redis-cli --ldb ignores SCRIPT DEBUG's reply: the script must not run
-// for real where its user expects its changes rolled back). A session
-// over TLS is refused too.
+// for real where its user expects its changes rolled back).
 
 // A client's debug mode (Client.ldb).
 const (
@@ -39,10 +38,6 @@ func scriptDebugCommand(c *Client, args [][]byte) {
 	case eq(args[2], "no"):
 		c.ldb = ldbOff
 		c.w.OK()
-	case eq(args[2], "sync") && c.tls != nil:
-		// The session would read and write the socket in place; an event
-		// loop's TLS connection is sealed and opened by the loop.
-		c.w.Error("ERR SCRIPT DEBUG is not supported over TLS by Sluice")
 	case eq(args[2], "sync"):
 		c.ldb = ldbSync
 		c.w.OK()
@@ -63,7 +58,7 @@ func (st *scriptingState) debugEval(c *Client, args [][]byte, ro bool) {
 		return
 	}
 	var stream io.ReadWriter
-	if c.fd >= 0 && c.tls == nil {
+	if c.fd >= 0 {
 		stream = c.loopStream()
 	} else if c.debugStream != nil {
 		stream = c.debugStream()

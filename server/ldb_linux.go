@@ -9,24 +9,43 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fdStream is an event loop's connection read and written in place by a
-// debugging session, on the loop's goroutine, which the session holds:
-// the loop reads nothing meanwhile (nor does its ring, whose receives run
-// only when the loop's goroutine enters it). A read ends when the client
-// is killed or the server stops.
+// fdStream is an event loop's plain connection read and written in place
+// by a debugging session, on the loop's goroutine, which the session
+// holds: the loop reads nothing meanwhile (nor does its ring, whose
+// receives run only when the loop's goroutine enters it). A read ends when
+// the client is killed or the server stops.
 type fdStream struct{ c *Client }
 
-func (c *Client) loopStream() io.ReadWriter { return fdStream{c} }
+// loopStream is an event loop's connection as a debugging session reads
+// and writes it: the socket itself, or through the loop's TLS record
+// layer.
+func (c *Client) loopStream() io.ReadWriter {
+	if c.tls != nil {
+		return &tlsStream{l: c.srv.loops[c.slot], c: c, buf: make([]byte, 64*1024)}
+	}
+	return fdStream{c}
+}
+
+// sessionOver reports whether a session's read is to end: the client was
+// killed or the server stops.
+func (c *Client) sessionOver() bool {
+	select {
+	case <-c.srv.stopCh:
+		return true
+	default:
+	}
+	return c.closeASAP.Load() || c.fd < 0
+}
+
+// waitFd waits up to 100 ms for fd to be ready for events.
+func waitFd(fd int, events int16) {
+	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: events}}, 100)
+}
 
 func (s fdStream) Read(p []byte) (int, error) {
 	c := s.c
 	for {
-		select {
-		case <-c.srv.stopCh:
-			return 0, io.EOF
-		default:
-		}
-		if c.closeASAP.Load() || c.fd < 0 {
+		if c.sessionOver() {
 			return 0, io.EOF
 		}
 		n, err := unix.Read(c.fd, p)
@@ -36,17 +55,18 @@ func (s fdStream) Read(p []byte) (int, error) {
 		case err == nil:
 			return 0, io.EOF
 		case err == unix.EAGAIN || err == unix.EINTR:
-			unix.Poll([]unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}, 100)
+			waitFd(c.fd, unix.POLLIN)
 		default:
 			return 0, err
 		}
 	}
 }
 
-// Write writes all of p, giving up after 5 s without progress (Redis's
-// send timeout for the session).
-func (s fdStream) Write(p []byte) (int, error) {
-	c := s.c
+func (s fdStream) Write(p []byte) (int, error) { return writeAll(s.c, p) }
+
+// writeAll writes all of p to c's socket, giving up after 5 s without
+// progress (Redis's send timeout for the session).
+func writeAll(c *Client, p []byte) (int, error) {
 	done := 0
 	deadline := time.Now().Add(5 * time.Second)
 	for done < len(p) {
@@ -65,7 +85,47 @@ func (s fdStream) Write(p []byte) (int, error) {
 		if time.Now().After(deadline) {
 			return done, unix.ETIMEDOUT
 		}
-		unix.Poll([]unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLOUT}}, 100)
+		waitFd(c.fd, unix.POLLOUT)
 	}
 	return done, nil
+}
+
+// tlsStream is an event loop's TLS connection in a debugging session: the
+// loop's record layer opens what the socket brings and seals what is
+// written, on the loop's goroutine, which the session holds.
+type tlsStream struct {
+	l    *loop
+	c    *Client
+	buf  []byte // room for a record's plaintext and more (tlsRead)
+	rest []byte
+}
+
+func (s *tlsStream) Read(p []byte) (int, error) {
+	c := s.c
+	for len(s.rest) == 0 {
+		if c.sessionOver() {
+			return 0, io.EOF
+		}
+		n, err := s.l.tlsRead(c, s.buf)
+		switch {
+		case n > 0:
+			s.rest = s.buf[:n]
+		case n == 0 && err == nil:
+			return 0, io.EOF
+		case err == unix.EAGAIN || err == unix.EINTR:
+			waitFd(c.fd, unix.POLLIN)
+		default:
+			return 0, err
+		}
+	}
+	n := copy(p, s.rest)
+	s.rest = s.rest[n:]
+	return n, nil
+}
+
+func (s *tlsStream) Write(p []byte) (int, error) {
+	if _, err := writeAll(s.c, s.l.sealTLS(s.c, p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

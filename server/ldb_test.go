@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"net"
 	"strings"
 	"testing"
@@ -13,8 +14,8 @@ import (
 // The Lua debugger in synchronous mode (SCRIPT DEBUG SYNC), driven as
 // redis-cli --ldb-sync-mode drives it, on redis-server and on Sluice, over
 // TCP on the event loops and on the goroutine driver (its socket read by a
-// relay goroutine), and over the embedded mode's in-memory connections:
-// the transcripts must be the same, byte for byte.
+// relay goroutine), over TLS, and over the embedded mode's in-memory
+// connections: the transcripts must be the same, byte for byte.
 const ldbScript = `local a = 5
 local t = {1,2,'x',{y=true}}
 redis.call('set','k',a)
@@ -31,10 +32,14 @@ return r
 
 func TestLuaDebuggerSession(t *testing.T) {
 	srv, addr := redistest.StartSluice(t)
+	_, tlsAddr := startSluiceTLS(t)
+	tlsCfg := testTLSCerts(t).ClientConfig(t)
 	dialers := map[string]func() *redistest.Conn{
 		"redis":  tcpDialer(t, redistest.StartRedis(t)),
 		"sluice": tcpDialer(t, addr),
 		"sluice on goroutines": tcpDialer(t, startGoroutineServer(t)),
+		"sluice over TLS":      tlsDialer(t, tlsAddr, tlsCfg),
+		"redis over TLS":       tlsDialer(t, startRedisTLS(t), tlsCfg),
 		"sluice in memory": func() *redistest.Conn {
 			client, server := net.Pipe()
 			go srv.ServeConn(server)
@@ -103,7 +108,7 @@ func TestLuaDebuggerSession(t *testing.T) {
 		a.Do("CONFIG", "SET", "busy-reply-threshold", "5000")
 		out[name] = log.String()
 	}
-	for _, name := range []string{"sluice", "sluice on goroutines", "sluice in memory"} {
+	for _, name := range []string{"sluice", "sluice on goroutines", "sluice in memory", "sluice over TLS", "redis over TLS"} {
 		if out["redis"] != out[name] {
 			t.Errorf("transcripts differ:\n--- redis\n%s\n--- %s\n%s", out["redis"], name, out[name])
 		}
@@ -112,6 +117,17 @@ func TestLuaDebuggerSession(t *testing.T) {
 
 func tcpDialer(t *testing.T, addr string) func() *redistest.Conn {
 	return func() *redistest.Conn { return redistest.Dial(t, addr) }
+}
+
+func tlsDialer(t *testing.T, addr string, cfg *tls.Config) func() *redistest.Conn {
+	return func() *redistest.Conn {
+		c, err := tls.Dial("tcp", addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return &redistest.Conn{Conn: c, R: bufio.NewReader(c)}
+	}
 }
 
 // SCRIPT DEBUG YES asks for Redis's forked session, whose changes are
