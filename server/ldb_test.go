@@ -35,8 +35,8 @@ func TestLuaDebuggerSession(t *testing.T) {
 	_, tlsAddr := startSluiceTLS(t)
 	tlsCfg := testTLSCerts(t).ClientConfig(t)
 	dialers := map[string]func() *redistest.Conn{
-		"redis":  tcpDialer(t, redistest.StartRedis(t)),
-		"sluice": tcpDialer(t, addr),
+		"redis":                tcpDialer(t, redistest.StartRedis(t)),
+		"sluice":               tcpDialer(t, addr),
 		"sluice on goroutines": tcpDialer(t, startGoroutineServer(t)),
 		"sluice over TLS":      tlsDialer(t, tlsAddr, tlsCfg),
 		"redis over TLS":       tlsDialer(t, startRedisTLS(t), tlsCfg),
