@@ -159,8 +159,11 @@ func TestClientListReplyBlocks(t *testing.T) {
 			for i := 0; i < 5000 && field("oll") < 3; i++ {
 				c.Publish(ctx, "foo", msg)
 			}
+			// The buffer filled before the list took the rest; Redis's cron
+			// may since have doubled it (clientsCronResizeOutputBuffer
+			// keeps what it holds), so obl can be below rbs.
 			obl, oll, omem, rbs := field("obl"), field("oll"), field("omem"), field("rbs")
-			if obl != rbs || oll < 3 || omem < oll*16384 || omem > oll*32768 {
+			if obl <= 0 || obl > rbs || oll < 3 || omem < oll*16384 || omem > oll*32768 {
 				t.Errorf("obl=%d oll=%d omem=%d rbs=%d", obl, oll, omem, rbs)
 			}
 		})
