@@ -267,7 +267,7 @@ func (e *Engine) StartEval(s *Script, keys, args [][]byte) {
 	if e.dbg != nil {
 		// The debugger's build of the script; the cached one compiled,
 		// so this one does.
-		if dfn, err := e.debugFunction(vm, s); err == nil {
+		if dfn, err := e.debugFunction(vm); err == nil {
 			fn = dfn
 			e.dbg.since = time.Now()
 		}

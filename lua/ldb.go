@@ -77,7 +77,7 @@ func (e *Engine) CloseDebug() {
 
 // debugFunction compiles the session's script with the debugger's calls,
 // as the function StartEval runs.
-func (e *Engine) debugFunction(vm *machine, s *Script) (*glua.LFunction, error) {
+func (e *Engine) debugFunction(vm *machine) (*glua.LFunction, error) {
 	body := strings.Join(e.dbg.src, "\n")
 	_, shebang, _ := parseShebang(body)
 	chunk, err := parse.Parse(strings.NewReader(body[shebang:]), "user_script")
@@ -417,9 +417,8 @@ func (vm *machine) ldbRepl(L *glua.LState) bool {
 				break
 			}
 			var buf [1024]byte
-			n, rerr := d.conn.Read(buf[:])
+			n, _ := d.conn.Read(buf[:])
 			if n <= 0 {
-				_ = rerr
 				d.step = false
 				d.bp = nil
 				return false

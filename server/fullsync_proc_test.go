@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/sluicedb/sluice/internal/redistest"
 )
 
 // A diskless full sync (repl-diskless-sync yes), on sluice-server and on
@@ -21,11 +19,7 @@ import (
 //   - the image goes through a child process: killed, the sync ends (and
 //     the replica syncs again), and it exits when its parent is killed.
 func TestDisklessSyncKills(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	redisBin := redistest.RedisServerPath(t)
-	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
+	for name, bin := range processServers(t) {
 		t.Run(name+"/replica killed", func(t *testing.T) { disklessReplicaKilled(t, bin) })
 		t.Run(name+"/child killed", func(t *testing.T) { disklessChildKilled(t, bin) })
 		t.Run(name+"/parent killed", func(t *testing.T) { disklessParentKilled(t, bin) })
@@ -40,11 +34,7 @@ func TestDisklessSyncKills(t *testing.T) {
 // with replicas of their own kind; the replica ends with the master's
 // dataset.
 func TestFileSyncToASlowReplica(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	redisBin := redistest.RedisServerPath(t)
-	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
+	for name, bin := range processServers(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			master, m := startProc(t, bin, "--repl-diskless-sync", "no", "--rdbcompression", "no")

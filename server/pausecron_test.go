@@ -54,11 +54,7 @@ func TestDebugPauseCron(t *testing.T) {
 //   - a second SIGINT during the save at shutdown exits at once and removes
 //     the save's temporary file (temp-<pid>.rdb).
 func TestShutdownSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	redisBin := redistest.RedisServerPath(t)
-	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
+	for name, bin := range processServers(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/sluicedb/sluice/internal/redistest"
 )
 
 // sluice-server keeps its process title as redis-server does: from
@@ -17,11 +15,8 @@ import (
 // ps and /proc/PID/cmdline show it. The titles are compared past {title}
 // (each server's own path).
 func TestProcTitle(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	titles := map[string][]string{}
-	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redistest.RedisServerPath(t)} {
+	for name, bin := range processServers(t) {
 		srv, c := startProc(t, bin, "--cluster-enabled", "yes")
 		read := func() string {
 			b, err := os.ReadFile("/proc/" + strconv.Itoa(srv.cmd.Process.Pid) + "/cmdline")

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/sluicedb/sluice/internal/redistest"
 )
 
 // A replica killed with CLIENT KILL gets nothing the master feeds after
@@ -20,11 +18,7 @@ import (
 // writes streamed to the dying replica, its offset would be the master's
 // and its PSYNC would go on partially, keeping its old data.
 func TestKilledReplicaGetsNothingMore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	redisBin := redistest.RedisServerPath(t)
-	for name, bin := range map[string]string{"sluice": buildServer(t), "redis": redisBin} {
+	for name, bin := range processServers(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			master, m := startProc(t, bin, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")

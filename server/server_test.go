@@ -118,10 +118,10 @@ func TestInfoMatchesRedisFields(t *testing.T) {
 	}
 }
 
-// buildServer compiles cmd/sluice-server into a temporary directory.
 // packageDir is the package's directory, where the tests start.
 var packageDir, _ = os.Getwd()
 
+// buildServer compiles cmd/sluice-server into a temporary directory.
 func buildServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sluice-server")
@@ -131,6 +131,16 @@ func buildServer(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// processServers builds sluice-server and finds redis-server, for tests
+// that run both as processes (skipped with -short): name -> binary.
+func processServers(t *testing.T) map[string]string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	return map[string]string{"sluice": buildServer(t), "redis": redistest.RedisServerPath(t)}
 }
 
 func TestServerBinaryConfig(t *testing.T) {
