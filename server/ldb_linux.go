@@ -96,7 +96,7 @@ func writeAll(c *Client, p []byte) (int, error) {
 type tlsStream struct {
 	l    *loop
 	c    *Client
-	buf  []byte // room for a record's plaintext and more (tlsRead)
+	buf  []byte // what tlsRead decrypts
 	rest []byte
 }
 

@@ -4,6 +4,7 @@ package server
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"os"
 
@@ -30,10 +31,6 @@ import (
 // poll (spin.go): a TLS client takes longer between requests, and
 // measured with redis-benchmark --tls at -P 1 polling cost more server CPU
 // per request than the wake-ups it saved (1.10x Redis's against 0.84x).
-
-// tlsRecordMax is the most ciphertext one TLS record takes (header,
-// 16 KiB of data and the largest expansion).
-const tlsRecordMax = 5 + 16384 + 2048
 
 // tlsListenerFDs returns the descriptors of the TLS listeners in lns.
 func tlsListenerFDs(lns []net.Listener) map[int]bool {
@@ -114,8 +111,15 @@ func (l *loop) handshakeDone(c *Client, err error) {
 // tlsRead reads ciphertext from c's socket and returns the plaintext it
 // decrypts into p, like a read(2): n > 0, or -1 with EAGAIN when no whole
 // record came, or n <= 0 with another error when the connection ended.
-// At most len(p) minus a record of ciphertext is read, so what it decrypts
-// (with a record left over from the last read) always fits in p.
+//
+// It reads until p is full or the socket has no more for now: while no
+// plaintext came (a record may come in pieces), and while each read fills
+// the loop's buffer. The socket is never left holding ciphertext unless p
+// is full, in which case the loop is told to read again (readAgain): the
+// ring's loop learns of TLS input from its epoll descriptor only when new
+// input arrives, so input left in a socket would wait for its next timer.
+// Ciphertext read but not yet decrypted when p fills is kept with the
+// connection (tlsConn.rest) for the next call.
 func (l *loop) tlsRead(c *Client, p []byte) (int, error) {
 	tc := c.tls
 	if !tc.ready {
@@ -127,45 +131,84 @@ func (l *loop) tlsRead(c *Client, p []byte) (int, error) {
 	if l.tlsBuf == nil {
 		l.tlsBuf = make([]byte, readSize)
 	}
-	room := min(len(p)-tlsRecordMax, len(l.tlsBuf))
-	n, err := rawRead(c.fd, l.tlsBuf[:max(room, 1024)])
-	if n == 0 {
-		return 0, nil // EOF
-	}
-	if n < 0 && err != unix.EAGAIN && err != unix.EINTR {
-		return n, err
-	}
-	if n > 0 {
-		tc.t.in = l.tlsBuf[:n]
-	}
-	got := 0
+	// The socket is read first, unless the last call filled p: then
+	// plaintext may wait inside the tls.Conn, and ciphertext in rest.
+	read := !tc.held
+	tc.held = false
+	got, filled, drained := 0, false, false
+	var end error // how the socket ended, when it did
 	for got < len(p) {
+		if read {
+			read = false
+			n, err := rawRead(c.fd, l.tlsBuf)
+			switch {
+			case n > 0:
+				tc.t.in, filled = l.tlsBuf[:n], n == len(l.tlsBuf)
+			case n < 0 && err == unix.EINTR:
+				read = true
+				continue
+			case n == 0:
+				end = io.EOF
+			case err == unix.EAGAIN:
+				drained = true
+			default:
+				end = err
+			}
+			if n <= 0 && got > 0 {
+				break
+			}
+		}
 		m, rerr := tc.conn.Read(p[got:])
 		got += m
 		if rerr == nil {
 			continue
 		}
-		if rerr == errWouldBlock {
+		if rerr != errWouldBlock {
+			// A close_notify (EOF) or a TLS error: send the alert it
+			// queued, and end the connection once the plaintext before
+			// it is served.
+			tc.t.in, tc.rest = nil, nil
+			l.flushTLSControl(c)
+			if got > 0 {
+				tc.readErr = rerr
+				l.readAgain(c)
+				return got, nil
+			}
+			return -1, rerr
+		}
+		// Everything held is decrypted: read on, unless the socket said
+		// it has no more, or plaintext came and the last read left the
+		// socket empty.
+		if drained || end != nil || (got > 0 && !filled) {
 			break
 		}
-		// A close_notify (EOF) or a TLS error: send the alert it queued,
-		// and end the connection once the plaintext before it is served.
-		tc.t.in = nil
-		l.flushTLSControl(c)
-		if got > 0 {
-			tc.readErr = rerr
-			l.readAgain(c)
-			return got, nil
-		}
-		return -1, rerr
+		read = true
 	}
-	tc.t.in = nil
+	if end != nil && got > 0 {
+		tc.readErr = end // once this plaintext is served
+		l.readAgain(c)
+	}
+	if len(tc.t.in) > 0 {
+		// p filled up before the ciphertext read was all decrypted.
+		tc.rest = append(tc.rest[:0], tc.t.in...)
+		tc.t.in = tc.rest
+	} else {
+		tc.t.in, tc.rest = nil, nil
+	}
 	if got == len(p) {
-		// More may wait inside the tls.Conn (no socket event will say so).
+		// More may wait inside the tls.Conn, in rest or in the socket
+		// (no socket event will say so).
+		tc.held = true
 		l.readAgain(c)
 	}
 	if got == 0 {
 		l.flushTLSControl(c)
+		if end == io.EOF {
+			return 0, nil
+		}
+		if end != nil {
+			return -1, end
+		}
 		return -1, unix.EAGAIN
 	}
 	return got, nil

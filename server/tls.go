@@ -149,6 +149,11 @@ type tlsConn struct {
 	// readErr is how the session ended (close_notify, an alert), kept
 	// while the plaintext that came before it is served.
 	readErr error
+	// rest is ciphertext read but not yet decrypted, and held says that
+	// the last read filled its buffer, so that the tls.Conn may hold
+	// plaintext (tlsRead).
+	rest []byte
+	held bool
 
 	hsMu   sync.Mutex
 	hsConn net.Conn // the socket the handshake goroutine uses, until it ends

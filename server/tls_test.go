@@ -541,3 +541,76 @@ func TestTLSStartErrors(t *testing.T) {
 		t.Fatal("something listens on the TLS port")
 	}
 }
+
+// TestTLSBigArgumentsPipelined: big arguments over TLS, pipelined with
+// small commands and written in pieces of every size, come in whole and in
+// order, on both servers, and without waiting on the server's timer: the
+// loop reads what a TLS socket holds until its buffer is full, where it
+// once read a record's worth and left the rest in the socket until the
+// 100 ms timer (each 100 KB SET took 0.6 s), and it keeps the ciphertext a
+// full buffer did not take, which it once dropped.
+func TestTLSBigArgumentsPipelined(t *testing.T) {
+	for _, name := range []string{"sluice", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			c := testTLSCerts(t)
+			var addr string
+			if name == "sluice" {
+				_, addr = startSluiceTLS(t)
+			} else {
+				addr = startRedisTLS(t)
+			}
+			conn, err := dialRawTLS(t, addr, c.ClientConfig(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Sizes around the big-argument threshold, a TLS record and
+			// the loop's read buffer, each followed by a small command.
+			sizes := []int{32 << 10, 33 << 10, 40000, 64 << 10, 65 << 10, 70000, 100000, 100001, 150000, 300000, 1 << 20}
+			var want []string
+			var batch []byte
+			for round := 0; round < 4; round++ {
+				for i, n := range sizes {
+					k := fmt.Sprintf("k%d-%d", round, i)
+					v := strings.Repeat(string(rune('a'+(i+round)%26)), n-1) + strconv.Itoa(i%10)
+					batch = append(batch, redistest.Encode("SET", k, v)...)
+					batch = append(batch, redistest.Encode("INCR", "n")...)
+					want = append(want, k, v)
+				}
+			}
+			// Written in pieces of varied sizes, as a client with small
+			// writes sends them, while the replies are read.
+			deadline := time.Now().Add(20 * time.Second)
+			conn.SetDeadline(deadline)
+			werr := make(chan error, 1)
+			go func() {
+				piece := []int{1000, 7, 16384, 70000, 333, 4096, 200000}
+				for i, off := 0, 0; off < len(batch); i++ {
+					end := min(off+piece[i%len(piece)], len(batch))
+					if _, err := conn.Write(batch[off:end]); err != nil {
+						werr <- err
+						return
+					}
+					off = end
+				}
+				werr <- nil
+			}()
+			for i := 0; i < len(want)/2; i++ {
+				if r, err := redistest.ReadReply(conn.r); err != nil || r != "+OK\r\n" {
+					t.Fatalf("SET %s: %q %v", want[2*i], r, err)
+				}
+				if r, err := redistest.ReadReply(conn.r); err != nil || r != fmt.Sprintf(":%d\r\n", i+1) {
+					t.Fatalf("INCR after SET %s: %q %v", want[2*i], r, err)
+				}
+			}
+			if err := <-werr; err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(want); i += 2 {
+				r, err := conn.do("GET", want[i])
+				if exp := fmt.Sprintf("$%d\r\n%s\r\n", len(want[i+1]), want[i+1]); err != nil || r != exp {
+					t.Fatalf("GET %s: %d bytes, want %d (%v)", want[i], len(r), len(exp), err)
+				}
+			}
+		})
+	}
+}
