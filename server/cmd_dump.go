@@ -122,9 +122,9 @@ func restoreCommand(c *Client, args [][]byte) {
 	if ttl != 0 && !absttl {
 		ttl += now
 	}
-	if ttl != 0 && ttl <= now {
+	if ttl != 0 && c.srv.alreadyExpired(ttl) {
 		// Already expired: the key is not created (and a replaced one is
-		// deleted).
+		// deleted). While loading, and on a replica, it is, as in Redis.
 		if old != nil && db.Delete(key) {
 			c.notify(config.NotifyGeneric, "del", key)
 		}

@@ -55,7 +55,7 @@ func (h persistHost) LFU() bool          { return h.s.isLFUPolicy() }
 // its replicas learn of it from its backlog (a replica keeps them until
 // its master deletes them).
 func (h persistHost) DropExpired(db int, key []byte) bool {
-	if h.s.replLink() != nil {
+	if !h.s.iAmMaster() {
 		return false
 	}
 	h.s.replLoadExpired(db, key)
@@ -118,10 +118,21 @@ func (s *Server) setAppendOnly(on bool) error {
 }
 
 // alreadyExpired reports whether an expiry at when (unix ms) deletes the
-// key at once: not while a dataset loads, where it is set as it is
-// (Redis's checkAlreadyExpired).
+// key at once: not while a dataset loads, nor on a replica, where it is
+// set as it is and the master's DEL removes it (Redis's
+// checkAlreadyExpired).
 func (s *Server) alreadyExpired(when int64) bool {
-	return when <= s.ks.Now() && !s.loading.On.Load()
+	return when <= s.ks.Now() && !s.loading.On.Load() && s.replLink() == nil
+}
+
+// iAmMaster is Redis's iAmMaster: this server is not a replica; in
+// cluster mode, its node is a master (the cluster starts, with its
+// nodes.conf, before the dataset loads).
+func (s *Server) iAmMaster() bool {
+	if s.cluster != nil {
+		return !s.cluster.IsReplica()
+	}
+	return s.replLink() == nil
 }
 
 // gate bits (Server.gate).
