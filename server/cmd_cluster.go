@@ -162,13 +162,7 @@ func (s *Server) startCluster() error {
 	if err != nil {
 		return err
 	}
-	others := false
-	for i := 1; i < s.ks.NumDBs(); i++ {
-		s.ks.Lock.Lock()
-		others = others || s.ks.DB(i).Size() > 0
-		s.ks.Lock.Unlock()
-	}
-	if !cl.VerifyWithData(others) {
+	if !cl.VerifyWithData(s.keysOutsideDB0()) {
 		cl.Stop()
 		return errClusterOtherDBs
 	}
@@ -177,6 +171,31 @@ func (s *Server) startCluster() error {
 		return err
 	}
 	s.cluster = cl
+	return nil
+}
+
+// keysOutsideDB0 reports whether a database other than 0 holds keys.
+func (s *Server) keysOutsideDB0() bool {
+	s.ks.Lock.Lock()
+	defer s.ks.Lock.Unlock()
+	for i := 1; i < s.ks.NumDBs(); i++ {
+		if s.ks.DB(i).Size() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyClusterData checks the dataset loaded at start-up against the
+// cluster's slots, as Redis does once it has loaded
+// (verifyClusterConfigWithData): the node takes the unassigned slots it
+// has keys for, and keys outside database 0 stop start-up. The cluster
+// starts with the server, before the dataset loads, so startCluster's
+// check sees only what an embedded server was given.
+func (s *Server) verifyClusterData() error {
+	if s.cluster != nil && !s.cluster.VerifyWithData(s.keysOutsideDB0()) {
+		return errClusterOtherDBs
+	}
 	return nil
 }
 

@@ -267,9 +267,17 @@ func (s *Server) ExitOnFatal() { s.exitOnFatal = true }
 // directory (the "dir" directive). Missing files are not an error. With
 // appendonly yes the AOF is then opened for appending. While it loads,
 // clients get -LOADING. A file that cannot be loaded is an error; its
-// reason is logged.
+// reason is logged. In cluster mode the dataset is then checked against
+// the slots (verifyClusterData).
 func (s *Server) LoadDataFile() error {
 	defer s.stopLoading()
+	if err := s.loadDataFile(); err != nil {
+		return err
+	}
+	return s.verifyClusterData()
+}
+
+func (s *Server) loadDataFile() error {
 	if s.cfg.Get("appendonly") == "yes" {
 		if err := s.pe.LoadManifest(); err != nil {
 			return errLoadFailed
