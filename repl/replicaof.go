@@ -105,15 +105,39 @@ func (m *Master) SyncedLocked(id string, offset int64) {
 // ReadOffsets are INFO's slave_read_repl_offset (the master's offset up to
 // which this replica read) and slave_repl_offset (up to which it
 // applied).
+//
+// A replica with neither a master nor a cached master (a full sync's
+// payload loading: Detach dropped the cached master) says 1 for both, as
+// Redis's INFO does.
 func (m *Master) ReadOffsets() (read, applied int64) {
 	m.mu.Lock()
-	applied, base := m.Offset, m.readBase
+	applied, base, cached := m.Offset, m.readBase, m.cachedID != ""
 	l := m.link
 	m.mu.Unlock()
-	if l == nil || l.State() != StateConnected {
+	if l == nil {
+		return applied, applied
+	}
+	if l.State() != StateConnected {
+		if !cached {
+			return 1, 1
+		}
 		return applied, applied
 	}
 	return base + l.ReadOffset(), applied
+}
+
+// ReplicaOffset is replicationGetSlaveOffset: the offset of its master's
+// stream this replica applied, or 0 while it has neither a master nor a
+// cached master (a full sync's payload loading). The cluster bus announces it,
+// and a master hides a replica at 0 from CLUSTER SLOTS and SHARDS.
+func (m *Master) ReplicaOffset() int64 {
+	m.mu.Lock()
+	off, cached, l := m.Offset, m.cachedID != "", m.link
+	m.mu.Unlock()
+	if l != nil && !cached && l.State() != StateConnected {
+		return 0
+	}
+	return off
 }
 
 // LogLatestBacklog logs the end of the backlog (showLatestBacklog), when

@@ -198,8 +198,7 @@ func (s *Server) replicaSendAck() {
 
 // replicaOffset is the master's offset applied here.
 func (s *Server) replicaOffset() int64 {
-	_, off := s.repl.m.ReadOffsets()
-	return off
+	return s.repl.m.ReplicaOffset()
 }
 
 // linkHost is the server as its link to the master sees it. A link

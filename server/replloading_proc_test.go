@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReplicaOffsetWhileLoading: a replica loading its master's payload
+// has neither a master nor a cached master (replicationAttachToNewMaster
+// dropped it), and says so as Redis's does: INFO's slave_repl_offset and
+// slave_read_repl_offset are 1, and the offset its cluster bus announces
+// (replicationGetSlaveOffset) is 0, which makes a master hide it from
+// CLUSTER SLOTS (cluster/22-replica-in-sync). Once loaded, both follow
+// the master's.
+func TestReplicaOffsetWhileLoading(t *testing.T) {
+	ctx := context.Background()
+	results := map[string][]string{}
+	for name, bin := range processServers(t) {
+		msrv, m := startProc(t, bin, "--repl-diskless-sync", "no")
+		if err := m.Do(ctx, "DEBUG", "POPULATE", "3000", "k", "100").Err(); err != nil {
+			t.Fatal(err)
+		}
+		// 3,001 keys at a millisecond each.
+		// Redis serves clients during a load every
+		// loading-process-events-interval-bytes.
+		_, r := startProc(t, bin, "--repl-diskless-load", "disabled", "--key-load-delay", "1000", "--loading-process-events-interval-bytes", "1024")
+		replicate(t, r, msrv)
+		waitUntil(t, 30*time.Second, "the replica's load", func() bool {
+			return infoInt(t, r, "loading") == 1
+		})
+		var got []string
+		for _, f := range []string{"master_sync_in_progress", "slave_read_repl_offset", "slave_repl_offset"} {
+			got = append(got, fmt.Sprintf("loading: %s=%d", f, infoInt(t, r, f)))
+		}
+		r.ConfigSet(ctx, "key-load-delay", "0")
+		waitUntil(t, 60*time.Second, "the replica's sync", func() bool { return linkUp(r) })
+		m.Set(ctx, "after", "v", 0)
+		want := infoInt(t, m, "master_repl_offset")
+		waitUntil(t, 10*time.Second, "the replica's offset", func() bool {
+			return infoInt(t, r, "slave_repl_offset") == want
+		})
+		got = append(got, fmt.Sprintf("synced: offset>1=%v", want > 1))
+		results[name] = got
+	}
+	if fmt.Sprint(results["sluice"]) != fmt.Sprint(results["redis"]) {
+		t.Fatalf("sluice-server:\n%s\nredis-server:\n%s", strings.Join(results["sluice"], "\n"), strings.Join(results["redis"], "\n"))
+	}
+}
