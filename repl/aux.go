@@ -36,10 +36,12 @@ func (m *Master) SaveAuxLocked(masterDB int) *persist.ReplAux {
 
 // LoadBeginLocked prepares loading the RDB at start-up: a master makes a
 // backlog, where the keys found expired go as DELs (LoadFeedingLocked).
-// It reports whether it made one.
-func (m *Master) LoadBeginLocked(size int64) bool {
+// It reports whether it made one. replica is Redis's !iAmMaster(): this
+// server replicates, or its cluster node is a replica (whose link starts
+// after the load).
+func (m *Master) LoadBeginLocked(size int64, replica bool) bool {
 	m.aux = loadAux{offset: -1, db: -1}
-	if m.link != nil {
+	if replica {
 		return false
 	}
 	m.RebaseLocked(0, size)
@@ -82,12 +84,12 @@ func (m *Master) LoadAux(k, v string, size int64) {
 // master keeps it as its second id, so its replicas may continue, with
 // the backlog of what expired meanwhile. Without it a master drops the
 // backlog (the caller sees it gone).
-func (m *Master) LoadEndLocked() (masterDB int) {
+func (m *Master) LoadEndLocked(replica bool) (masterDB int) {
 	a := m.aux
 	m.aux.feeding = false
 	valid := a.id != "" && a.offset >= 0 && a.db >= 0
 	switch {
-	case valid && m.link != nil:
+	case valid && replica:
 		m.ID = a.id
 		m.Offset = a.offset
 		m.cachedID = a.id
@@ -95,7 +97,7 @@ func (m *Master) LoadEndLocked() (masterDB int) {
 	case valid:
 		m.ID2 = a.id
 		m.Offset2 = a.offset + 1
-	case m.link == nil:
+	case !replica:
 		m.FreeBacklogLocked()
 		m.Offset = 0
 	}

@@ -285,7 +285,7 @@ func TestAuxSaveAndLoad(t *testing.T) {
 			if tc.replica {
 				m.SetLinkLocked(&Link{})
 			}
-			made := m.LoadBeginLocked(MinBacklog)
+			made := m.LoadBeginLocked(MinBacklog, tc.replica)
 			if made != !tc.replica || m.LoadFeedingLocked() != !tc.replica {
 				t.Fatalf("backlog made %v, feeding %v", made, m.LoadFeedingLocked())
 			}
@@ -295,7 +295,7 @@ func TestAuxSaveAndLoad(t *testing.T) {
 			}
 			m.Lock()
 			defer m.Unlock()
-			if db := m.LoadEndLocked(); db != tc.db {
+			if db := m.LoadEndLocked(tc.replica); db != tc.db {
 				t.Fatalf("db %d, want %d", db, tc.db)
 			}
 			if m.ID2 != tc.id2 || m.Offset2 != tc.off2 || (m.Backlog() != nil) != tc.backlog || m.Offset != tc.offset {

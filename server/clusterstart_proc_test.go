@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/sluicedb/sluice/internal/redistest"
 )
 
@@ -82,4 +84,61 @@ func TestClusterStartVerifiesData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClusterReplicaRestartKeepsItsStream: a cluster node that nodes.conf
+// makes a replica takes the replication id and offset of the RDB it
+// loads at start-up as its own (a cached master), as Redis's does
+// (loadDataFromDisk: !iAmMaster()), so that it may continue its master's
+// stream, and with swapdb serves its old dataset during a full sync
+// (cluster/17-diskless-load-swapdb). Its link starts only after the
+// load, and Sluice took it for a master's RDB: the id became the second
+// one, under a new id.
+func TestClusterReplicaRestartKeepsItsStream(t *testing.T) {
+	ctx := context.Background()
+	for name, bin := range processServers(t) {
+		t.Run(name, func(t *testing.T) {
+			msrv, m := startProc(t, bin)
+			rsrv, r := startProc(t, bin)
+			replicate(t, r, msrv)
+			m.Set(ctx, "k", "v", 0)
+			want := infoInt(t, m, "master_repl_offset")
+			waitUntil(t, 30*time.Second, "the replica's sync", func() bool {
+				return linkUp(r) && infoInt(t, r, "slave_repl_offset") == want
+			})
+			id := infoString(t, m, "master_replid")
+			if err := r.Save(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			rdb, err := os.ReadFile(filepath.Join(rsrv.dir, "dump.rdb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb, 0o644)
+			os.WriteFile(filepath.Join(dir, "nodes.conf"), []byte(nodesConf("slave")), 0o644)
+			_, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--save", "")
+			if got := infoString(t, c, "master_replid"); got != id {
+				t.Errorf("master_replid %s, want the RDB's %s", got, id)
+			}
+			if got := infoInt(t, c, "master_repl_offset"); got != want {
+				t.Errorf("master_repl_offset %d, want the RDB's %d", got, want)
+			}
+		})
+	}
+}
+
+func infoString(t *testing.T, c *redis.Client, field string) string {
+	t.Helper()
+	s, err := c.Info(context.Background(), "everything").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(s, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return ""
 }

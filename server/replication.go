@@ -632,8 +632,9 @@ func (s *Server) replSaveInfo() *persist.ReplAux {
 // backlog, where the keys found expired go as DELs.
 func (s *Server) replLoadBegin() {
 	r := &s.repl
+	replica := !s.iAmMaster()
 	r.lock()
-	if r.m.LoadBeginLocked(s.backlogSize()) {
+	if r.m.LoadBeginLocked(s.backlogSize(), replica) {
 		r.updateFeed()
 	}
 	r.unlock()
@@ -661,9 +662,10 @@ func (s *Server) replLoadExpired(dbi int, key []byte) {
 // the backlog.
 func (s *Server) replLoadEnd() {
 	r := &s.repl
+	replica := !s.iAmMaster()
 	r.lock()
 	defer r.unlock()
-	if db := r.m.LoadEndLocked(); db >= 0 {
+	if db := r.m.LoadEndLocked(replica); db >= 0 {
 		r.mc = s.masterClient(min(db, s.ks.NumDBs()-1), "")
 	} else if r.m.LinkLocked() == nil && r.m.Backlog() == nil {
 		r.freeBacklogLocked()
