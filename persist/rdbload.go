@@ -64,7 +64,12 @@ type LoadRDBOptions struct {
 	// already loaded (DEBUG RELOAD MERGE); without it they are an error.
 	Merge    bool
 	KeyDelay time.Duration // key-load-delay: a pause after each key
-	Yield    func()        // when not nil, called every 1024 keys
+	// Yield, when not nil, is called every 1024 keys, and after each key
+	// that ends YieldBytes or more past the last call
+	// (loading-process-events-interval-bytes: Redis serves its clients
+	// that often while it loads).
+	Yield      func()
+	YieldBytes int64
 }
 
 // lruClockMax is Redis's LRU_CLOCK_MAX (in seconds).
@@ -81,6 +86,7 @@ func LoadRDB(ks *store.Keyspace, b []byte, sink RDBSink, st *LoadState, opt Load
 	ndb := ks.NumDBs()
 	empty := 0
 	keys := 0
+	yielded := int64(0) // where the last Yield was
 	h := &rdb.Handler{
 		Aux: func(k, v []byte) {
 			sink.Aux(string(k), string(v))
@@ -109,7 +115,9 @@ func LoadRDB(ks *store.Keyspace, b []byte, sink RDBSink, st *LoadState, opt Load
 			}
 		},
 		Key: func(r *rdb.Record) error {
-			if keys++; keys%1024 == 0 && opt.Yield != nil {
+			st.Loaded.Store(r.End)
+			if keys++; opt.Yield != nil && (keys%1024 == 0 || opt.YieldBytes > 0 && r.End-yielded >= opt.YieldBytes) {
+				yielded = r.End
 				opt.Yield()
 			}
 			if opt.KeyDelay > 0 {
@@ -145,7 +153,6 @@ func LoadRDB(ks *store.Keyspace, b []byte, sink RDBSink, st *LoadState, opt Load
 				}
 			}
 			st.LoadedKeys.Add(1)
-			st.Loaded.Store(int64(len(b))) // whole-file progress is not tracked per key
 			return nil
 		},
 	}

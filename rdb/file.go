@@ -83,6 +83,9 @@ type Record struct {
 	HasExpire bool
 	Idle      int64 // LRU idle seconds, -1 if absent
 	Freq      int   // LFU counter, -1 if absent
+	// End is the offset just past the record in what ReadFile reads
+	// (loading progress, INFO's loading_loaded_bytes); 0 where unknown.
+	End int64
 }
 
 // Handler receives what ReadFile finds; nil functions are skipped.
@@ -268,7 +271,7 @@ func readFile(p []byte, verify bool, h *Handler) (int, error) {
 			} else if err != nil {
 				return r.off, badValue(start, key, db, int(typ), err)
 			} else if h.Key != nil {
-				rec.DB, rec.Key, rec.Value = db, key, v
+				rec.DB, rec.Key, rec.Value, rec.End = db, key, v, int64(r.off)
 				if err := h.Key(&rec); err != nil {
 					return r.off, err
 				}

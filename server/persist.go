@@ -404,7 +404,8 @@ func (rp *aofReplayer) Progress(n int64) {
 }
 
 // loadRDB loads an RDB file's contents into the (empty) keyspace, letting
-// other goroutines in every 1024 keys.
+// other goroutines in every 1024 keys and every
+// loading-process-events-interval-bytes.
 func (s *Server) loadRDB(b []byte) error {
 	s.ks.Lock.Lock()
 	yield := func() {
@@ -425,12 +426,14 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 }
 
 // loadRDBData loads the RDB image at the start of b and returns its
-// length (persist.LoadRDB). yield, when not nil, is called every 1024 keys.
+// length (persist.LoadRDB). yield, when not nil, is called every 1024 keys
+// and every loading-process-events-interval-bytes.
 func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
 	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
+	every, _ := strconv.ParseInt(s.cfg.Get("loading-process-events-interval-bytes"), 10, 64)
 	return persist.LoadRDB(s.ks, b, persistHost{s}, &s.loading, persist.LoadRDBOptions{
 		Verify: s.cfg.Get("rdbchecksum") != "no" && !s.skipChecksum.Load(), Merge: merge,
-		KeyDelay: time.Duration(us) * time.Microsecond, Yield: yield,
+		KeyDelay: time.Duration(us) * time.Microsecond, Yield: yield, YieldBytes: every,
 	})
 }
 
