@@ -40,6 +40,10 @@ type LoadConfig struct {
 	Checksum   bool          // rdbchecksum
 	KeyDelay   int64         // key-load-delay, microseconds
 	Watchdog   time.Duration // watchdog-period (0: off)
+	// EventsEvery is loading-process-events-interval-bytes: how often a
+	// load that holds the server lets the commands waiting on it be
+	// answered -LOADING (Master.LoadPoint).
+	EventsEvery int64
 }
 
 // Loader is the server a master's payload is loaded into.
@@ -110,13 +114,15 @@ func (m *Master) LoadFullSync(h Loader, id string, offset int64, hdr PayloadHead
 		err = ld.aside(payload, async)
 	default:
 		h.Detach()
+		done := ld.loading(LoadingSync)
 		h.Logf("MASTER <-> REPLICA sync: Flushing old data")
 		h.Flush()
 		h.Logf("MASTER <-> REPLICA sync: Loading DB in memory")
-		if err = ld.run(payload, LoadingSync); err != nil {
+		if err = ld.run(payload); err != nil {
 			h.Warnf("Failed trying to load the MASTER synchronization DB from socket, check server logs.")
 			h.Flush()
 		}
+		done()
 	}
 	if err != nil {
 		return err
@@ -182,10 +188,11 @@ func (ld *load) viaDisk(payload io.Reader) error {
 		os.Remove(tmp)
 		return err
 	}
+	defer ld.loading(LoadingSync)()
 	h.Logf("MASTER <-> REPLICA sync: Flushing old data")
 	h.Flush()
 	h.Logf("MASTER <-> REPLICA sync: Loading DB in memory")
-	if err := ld.run(bufio.NewReaderSize(f, 1<<20), LoadingSync); err != nil {
+	if err := ld.run(bufio.NewReaderSize(f, 1<<20)); err != nil {
 		h.Warnf("Failed trying to load the MASTER synchronization DB from disk, check server logs.")
 		h.Flush()
 		return err
@@ -204,7 +211,8 @@ func (ld *load) aside(payload io.Reader, async bool) error {
 	}
 	h.Logf("MASTER <-> REPLICA sync: Loading DB in memory")
 	ld.into = h.NewAside()
-	if err := ld.run(payload, state); err != nil {
+	defer ld.loading(state)()
+	if err := ld.run(payload); err != nil {
 		h.Warnf("Failed trying to load the MASTER synchronization DB from socket, check server logs.")
 		h.Logf("MASTER <-> REPLICA sync: Discarding temporary DB in background")
 		return err
@@ -216,12 +224,64 @@ func (ld *load) aside(payload io.Reader, async bool) error {
 	return nil
 }
 
-// run reads the RDB payload into the dataset (or the one aside); the
-// server is in the loading state given meanwhile.
-func (ld *load) run(payload io.Reader, state int32) error {
-	h, m := ld.h, ld.m
+// loading puts the server in the loading state given (INFO's loading or
+// async_loading) until done is called.
+func (ld *load) loading(state int32) (done func()) {
+	m := ld.m
+	m.mu.Lock()
+	m.loadPoint = make(chan struct{})
+	m.mu.Unlock()
 	m.Loading.Store(state)
-	defer m.Loading.Store(LoadingNone)
+	return func() {
+		m.Loading.Store(LoadingNone)
+		m.mu.Lock()
+		close(m.loadPoint)
+		m.loadPoint = nil
+		m.mu.Unlock()
+	}
+}
+
+// LoadPoint is closed at the next point where the load lets waiting
+// commands be answered, or at its end (nil: no load). Redis loads a
+// payload on its main thread and serves its clients every
+// loading-process-events-interval-bytes only: a command that a load
+// refuses waits for that point (then gets -LOADING), or for the load's
+// end (then runs), as it waits in Redis; a small payload is never seen
+// loading.
+func (m *Master) LoadPoint() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loadPoint
+}
+
+// loadPointPassed wakes the commands waiting on the load (LoadPoint).
+func (m *Master) loadPointPassed() {
+	m.mu.Lock()
+	if m.loadPoint != nil {
+		close(m.loadPoint)
+		m.loadPoint = make(chan struct{})
+	}
+	m.mu.Unlock()
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// run reads the RDB payload into the dataset (or the one aside), the
+// server in a loading state (loading).
+func (ld *load) run(payload io.Reader) error {
+	h, m := ld.h, ld.m
+	in := &countingReader{r: payload}
+	point := int64(0)
 	if p := ld.cfg.Watchdog; p > 0 {
 		// A load holds Redis's main thread: its software watchdog fires.
 		stop := make(chan struct{})
@@ -274,10 +334,14 @@ func (ld *load) run(payload io.Reader, state int32) error {
 			if delay.usec != 0 {
 				delay.key()
 			}
+			if every := ld.cfg.EventsEvery; every > 0 && in.n-point >= every {
+				point = in.n
+				m.loadPointPassed()
+			}
 			return nil
 		},
 	}
-	if err := rdb.ReadStream(payload, ld.cfg.Checksum, rh); err != nil {
+	if err := rdb.ReadStream(in, ld.cfg.Checksum, rh); err != nil {
 		h.Warnf("%s", loadErrorLine(err))
 		return err
 	}

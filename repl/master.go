@@ -53,8 +53,10 @@ type Master struct {
 	waits    []*Wait
 
 	// Loading is the state of a replica loading its master's payload
-	// (LoadingNone, LoadingSync, LoadingAsync).
-	Loading atomic.Int32
+	// (LoadingNone, LoadingSync, LoadingAsync); loadPoint, under the
+	// lock, is the load's LoadPoint.
+	Loading   atomic.Int32
+	loadPoint chan struct{}
 
 	shakes sync.Map // REPLCONF before SYNC, by connection (replconf.go)
 }

@@ -436,7 +436,8 @@ func (h *linkHost) LoadConfig() repl.LoadConfig {
 	cfg := h.s.cfg
 	delay, _ := strconv.ParseInt(cfg.Get("key-load-delay"), 10, 64)
 	wd, _ := strconv.Atoi(cfg.Get("watchdog-period"))
-	return repl.LoadConfig{Mode: cfg.Get("repl-diskless-load"), DBFilename: cfg.Get("dbfilename"), Checksum: cfg.Get("rdbchecksum") != "no" && !h.s.skipChecksum.Load(), KeyDelay: delay, Watchdog: time.Duration(max(wd, 0)) * time.Millisecond}
+	every, _ := strconv.ParseInt(cfg.Get("loading-process-events-interval-bytes"), 10, 64)
+	return repl.LoadConfig{Mode: cfg.Get("repl-diskless-load"), DBFilename: cfg.Get("dbfilename"), Checksum: cfg.Get("rdbchecksum") != "no" && !h.s.skipChecksum.Load(), KeyDelay: delay, Watchdog: time.Duration(max(wd, 0)) * time.Millisecond, EventsEvery: every}
 }
 
 func (h *linkHost) Current() bool { return h.current() }
@@ -573,6 +574,15 @@ func (c *Client) loadingRefusedSlow(cmd *Command, args [][]byte) bool {
 	case loadingSync:
 		if cmd.Flags&cmdspec.Loading != 0 && !denyLoadingConfig(cmd, args) {
 			return false
+		}
+		// Redis loads on its main thread, answering what waits only
+		// every loading-process-events-interval-bytes: the command waits
+		// for that point, or runs once the load is over.
+		if p := c.srv.repl.m.LoadPoint(); p != nil {
+			<-p
+			if c.srv.repl.loading.Load() == repl.LoadingNone {
+				return false
+			}
 		}
 	case loadingAsync:
 		if cmd.Flags&cmdspec.NoAsyncLoading == 0 && !denyLoadingConfig(cmd, args) {

@@ -49,3 +49,31 @@ func TestReplicaOffsetWhileLoading(t *testing.T) {
 		t.Fatalf("sluice-server:\n%s\nredis-server:\n%s", strings.Join(results["sluice"], "\n"), strings.Join(results["redis"], "\n"))
 	}
 }
+
+// TestReplicaLoadHoldsCommands: a replica loading its master's payload
+// answers what waits only every loading-process-events-interval-bytes (2
+// MB by default), as Redis's does from its main thread: a command sent
+// while a small payload loads waits and then runs on the loaded dataset,
+// where Sluice answered -LOADING at once (the cluster suite's restarts
+// met it in CONFIG SET on a replica whose master had just restarted).
+func TestReplicaLoadHoldsCommands(t *testing.T) {
+	ctx := context.Background()
+	results := map[string][]string{}
+	for name, bin := range processServers(t) {
+		msrv, m := startProc(t, bin, "--repl-diskless-sync", "no")
+		if err := m.Do(ctx, "DEBUG", "POPULATE", "200", "k", "10").Err(); err != nil {
+			t.Fatal(err)
+		}
+		// 200 keys at 5 ms each: a second of loading.
+		rsrv, r := startProc(t, bin, "--repl-diskless-load", "disabled", "--key-load-delay", "5000")
+		replicate(t, r, msrv)
+		waitUntil(t, 30*time.Second, "the replica's load", func() bool {
+			return strings.Contains(rsrv.logs.String(), "Loading DB in memory")
+		})
+		v, err := r.Get(ctx, "k:7").Result()
+		results[name] = []string{fmt.Sprintf("GET during the load: %q %v", v, err), fmt.Sprintf("dbsize after: %d", r.DBSize(ctx).Val())}
+	}
+	if fmt.Sprint(results["sluice"]) != fmt.Sprint(results["redis"]) {
+		t.Fatalf("sluice-server:\n%s\nredis-server:\n%s", strings.Join(results["sluice"], "\n"), strings.Join(results["redis"], "\n"))
+	}
+}
