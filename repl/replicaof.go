@@ -128,8 +128,9 @@ func (m *Master) ReadOffsets() (read, applied int64) {
 
 // ReplicaOffset is replicationGetSlaveOffset: the offset of its master's
 // stream this replica applied, or 0 while it has neither a master nor a
-// cached master (a full sync's payload loading). The cluster bus announces it,
-// and a master hides a replica at 0 from CLUSTER SLOTS and SHARDS.
+// cached master (a full sync's payload loading). The cluster bus
+// announces it, and a master hides a replica at 0 from CLUSTER SLOTS and
+// SHARDS.
 func (m *Master) ReplicaOffset() int64 {
 	m.mu.Lock()
 	off, cached, l := m.Offset, m.cachedID != "", m.link
