@@ -39,7 +39,7 @@ func TestClusterStartVerifiesData(t *testing.T) {
 
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb0, 0o644)
-			node, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--save", "", "--cluster-require-full-coverage", "no")
+			node, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--cluster-require-full-coverage", "no")
 			info := c.ClusterInfo(ctx).Val()
 			if !strings.Contains(info, "cluster_slots_assigned:4\r\n") {
 				t.Errorf("CLUSTER INFO:\n%s", info)
@@ -117,7 +117,7 @@ func TestClusterReplicaRestartKeepsItsStream(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb, 0o644)
 			os.WriteFile(filepath.Join(dir, "nodes.conf"), []byte(nodesConf("slave")), 0o644)
-			_, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--save", "")
+			_, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 			if got := infoString(t, c, "master_replid"); got != id {
 				t.Errorf("master_replid %s, want the RDB's %s", got, id)
 			}

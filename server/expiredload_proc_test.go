@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // TestReplicaKeepsExpiredKeys: a replica keeps keys whose expiry passed
@@ -48,7 +46,7 @@ func TestReplicaKeepsExpiredKeys(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb, 0o644)
 			os.WriteFile(filepath.Join(dir, "nodes.conf"), []byte(nodesConf(role)), 0o644)
-			_, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--save", "")
+			_, c := startProcIn(t, bin, dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 			note("%s: dbsize %v", role, c.DBSize(ctx).Val())
 			// The node turns replica on its cluster cron (clusterCron).
 			waitUntil(t, 10*time.Second, "the node's role", func() bool {
@@ -91,17 +89,4 @@ func nodesConf(role string) string {
 	}
 	return me + " 127.0.0.1:1@10001 myself,slave " + other + " 0 0 1 connected\n" +
 		other + " 127.0.0.1:2@10002 master - 0 0 1 connected 0-16383\nvars currentEpoch 1 lastVoteEpoch 0\n"
-}
-
-// startProcIn is startProc with the server's directory given.
-func startProcIn(t *testing.T, bin, dir string, args ...string) (*aofServer, *redis.Client) {
-	t.Helper()
-	srv := &aofServer{t: t, bin: bin, dir: dir, args: append([]string{
-		"--bind", "127.0.0.1", "--appendonly", "no", "--enable-debug-command", "yes",
-	}, args...)}
-	srv.start()
-	t.Cleanup(srv.kill)
-	c := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1})
-	t.Cleanup(func() { c.Close() })
-	return srv, c
 }

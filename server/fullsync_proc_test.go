@@ -59,7 +59,13 @@ func TestFileSyncToASlowReplica(t *testing.T) {
 
 func startProc(t *testing.T, bin string, args ...string) (*aofServer, *redis.Client) {
 	t.Helper()
-	srv := &aofServer{t: t, bin: bin, dir: t.TempDir(), args: append([]string{
+	return startProcIn(t, bin, t.TempDir(), args...)
+}
+
+// startProcIn is startProc with the server's directory given.
+func startProcIn(t *testing.T, bin, dir string, args ...string) (*aofServer, *redis.Client) {
+	t.Helper()
+	srv := &aofServer{t: t, bin: bin, dir: dir, args: append([]string{
 		"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes",
 	}, args...)}
 	srv.start()

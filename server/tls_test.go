@@ -64,6 +64,17 @@ func startRedisTLS(t *testing.T, extra ...string) string {
 	return redistest.StartRedisTLS(t, testTLSCerts(t), extra...)
 }
 
+// startTLSServer starts sluice-server (name "sluice") or redis-server on
+// a TLS port and returns its address.
+func startTLSServer(t *testing.T, name string) string {
+	t.Helper()
+	if name == "sluice" {
+		_, addr := startSluiceTLS(t)
+		return addr
+	}
+	return startRedisTLS(t)
+}
+
 func tlsClient(t *testing.T, addr string, cfg *tls.Config) *redis.Client {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: cfg, Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 4, ReadTimeout: 10 * time.Second})
@@ -173,12 +184,7 @@ func TestTLSBadInput(t *testing.T) {
 	for _, name := range []string{"sluice", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			c := testTLSCerts(t)
-			var addr string
-			if name == "sluice" {
-				_, addr = startSluiceTLS(t)
-			} else {
-				addr = startRedisTLS(t)
-			}
+			addr := startTLSServer(t, name)
 			good := c.ClientConfig(t)
 			steady, err := dialRawTLS(t, addr, good)
 			if err != nil {
@@ -274,12 +280,7 @@ func TestTLSRenegotiation(t *testing.T) {
 	for _, name := range []string{"sluice", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			c := testTLSCerts(t)
-			var addr string
-			if name == "sluice" {
-				_, addr = startSluiceTLS(t)
-			} else {
-				addr = startRedisTLS(t)
-			}
+			addr := startTLSServer(t, name)
 			cmd := exec.Command("openssl", "s_client", "-tls1_2", "-connect", addr, "-cert", c.ClientCert, "-key", c.ClientKey, "-CAfile", c.CACert)
 			in, _ := cmd.StdinPipe()
 			var out strings.Builder
@@ -318,12 +319,7 @@ func TestTLSConfigSet(t *testing.T) {
 	for _, name := range []string{"sluice", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			c := testTLSCerts(t)
-			var addr string
-			if name == "sluice" {
-				_, addr = startSluiceTLS(t)
-			} else {
-				addr = startRedisTLS(t)
-			}
+			addr := startTLSServer(t, name)
 			cfg := c.ClientConfig(t)
 			cn := func() string {
 				conn, err := tls.Dial("tcp", addr, cfg)
@@ -553,12 +549,7 @@ func TestTLSBigArgumentsPipelined(t *testing.T) {
 	for _, name := range []string{"sluice", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			c := testTLSCerts(t)
-			var addr string
-			if name == "sluice" {
-				_, addr = startSluiceTLS(t)
-			} else {
-				addr = startRedisTLS(t)
-			}
+			addr := startTLSServer(t, name)
 			conn, err := dialRawTLS(t, addr, c.ClientConfig(t))
 			if err != nil {
 				t.Fatal(err)
