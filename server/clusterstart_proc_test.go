@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/sluicedb/sluice/internal/redistest"
 )
 
@@ -126,19 +124,4 @@ func TestClusterReplicaRestartKeepsItsStream(t *testing.T) {
 			}
 		})
 	}
-}
-
-func infoString(t *testing.T, c *redis.Client, field string) string {
-	t.Helper()
-	s, err := c.Info(context.Background(), "everything").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(s, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return v
-		}
-	}
-	t.Fatalf("INFO has no %s", field)
-	return ""
 }

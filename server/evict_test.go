@@ -20,18 +20,24 @@ const oomErr = "OOM command not allowed when used memory > 'maxmemory'."
 
 func infoInt(t *testing.T, rdb *redis.Client, field string) int64 {
 	t.Helper()
+	n, _ := strconv.ParseInt(infoString(t, rdb, field), 10, 64)
+	return n
+}
+
+// infoString is the value of an INFO field.
+func infoString(t *testing.T, rdb *redis.Client, field string) string {
+	t.Helper()
 	s, err := rdb.Info(context.Background(), "everything").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(s, "\r\n") {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
+			return v
 		}
 	}
 	t.Fatalf("INFO has no %s", field)
-	return 0
+	return ""
 }
 
 // fill writes n keys prefix:i of size bytes (with a TTL when ttl > 0) in
