@@ -104,23 +104,14 @@ func (m *Master) SyncedLocked(id string, offset int64) {
 
 // ReadOffsets are INFO's slave_read_repl_offset (the master's offset up to
 // which this replica read) and slave_repl_offset (up to which it
-// applied).
-//
-// A replica with neither a master nor a cached master (a full sync's
-// payload loading: Detach dropped the cached master) says 1 for both, as
-// Redis's INFO does.
+// applied). A replica with neither a master nor a cached master says 1
+// for both, as Redis's INFO does.
 func (m *Master) ReadOffsets() (read, applied int64) {
-	m.mu.Lock()
-	applied, base, cached := m.Offset, m.readBase, m.cachedID != ""
-	l := m.link
-	m.mu.Unlock()
-	if l == nil {
-		return applied, applied
-	}
-	if l.State() != StateConnected {
-		if !cached {
-			return 1, 1
-		}
+	applied, base, l, orphan := m.offsets()
+	switch {
+	case orphan:
+		return 1, 1
+	case l == nil || l.State() != StateConnected:
 		return applied, applied
 	}
 	return base + l.ReadOffset(), applied
@@ -128,17 +119,26 @@ func (m *Master) ReadOffsets() (read, applied int64) {
 
 // ReplicaOffset is replicationGetSlaveOffset: the offset of its master's
 // stream this replica applied, or 0 while it has neither a master nor a
-// cached master (a full sync's payload loading). The cluster bus
-// announces it, and a master hides a replica at 0 from CLUSTER SLOTS and
-// SHARDS.
+// cached master. The cluster bus announces it, and a master hides a
+// replica at 0 from CLUSTER SLOTS and SHARDS.
 func (m *Master) ReplicaOffset() int64 {
-	m.mu.Lock()
-	off, cached, l := m.Offset, m.cachedID != "", m.link
-	m.mu.Unlock()
-	if l != nil && !cached && l.State() != StateConnected {
+	applied, _, _, orphan := m.offsets()
+	if orphan {
 		return 0
 	}
-	return off
+	return applied
+}
+
+// offsets is the offset applied, the master's offset the link's read
+// count starts at, the link, and whether this replica has neither a
+// master nor a cached master: a full sync's payload loading, once Detach
+// dropped the cached master and before the link is connected.
+func (m *Master) offsets() (applied, base int64, l *Link, orphan bool) {
+	m.mu.Lock()
+	applied, base, l = m.Offset, m.readBase, m.link
+	cached := m.cachedID != ""
+	m.mu.Unlock()
+	return applied, base, l, l != nil && !cached && l.State() != StateConnected
 }
 
 // LogLatestBacklog logs the end of the backlog (showLatestBacklog), when
