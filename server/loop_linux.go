@@ -56,6 +56,9 @@ type loop struct {
 	// ring is the loop's io_uring (loop_uring_linux.go), nil when the loop
 	// runs on epoll alone.
 	ring *loopRing
+	// idle waits in Go's poller once the loop has been idle a while
+	// (idle_linux.go); nil when that is not possible.
+	idle *idleWaiter
 
 	tid       atomic.Int32 // the loop's thread, when locked to one (tests read its CPU time)
 	spinHits  atomic.Int64 // idle spells that spinning ended with work
@@ -258,6 +261,19 @@ func (l *loop) run() {
 	// The ring is set up here, on the loop's own thread: the receives'
 	// work runs on the thread that submits them.
 	l.ring = newLoopRing(l)
+	bridge := -1
+	if l.ring == nil {
+		// Waits that follow a long one are made in Go's poller
+		// (idleWaiter), through a second epoll descriptor that holds the
+		// loop's only while the loop waits there: were the poller
+		// watching the loop's epoll descriptor itself, every event would
+		// wake it.
+		if fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
+			if l.idle = newIdleWaiter(fd); l.idle != nil {
+				bridge = fd
+			}
+		}
+	}
 	close(l.started)
 	if l.ring != nil {
 		l.runRing()
@@ -267,6 +283,7 @@ func (l *loop) run() {
 	lastCron := time.Now()
 	gate := spin.NewGate(l.srv.spinFor)
 	clockCost := threadClockCost()
+	var lastIdle int64 // how long the loop waited for work last time, in ns
 	for {
 		l.runTasks()
 		n := 0
@@ -286,22 +303,37 @@ func (l *loop) run() {
 				timeout = 0 // work arrived meanwhile: poll, don't sleep
 				woke = true
 			}
-			var cpu0, wall0 int64
-			sample := timeout > 0 && gate.SampleSleep()
-			if sample {
-				cpu0, wall0 = threadCPUTime(), nanotime()
-			}
-			n, err = unix.EpollWait(l.epfd, events, timeout)
-			if sample {
-				wall := nanotime() - wall0
-				gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
-				l.sleepCost.Store(gate.Wake())
+			if timeout > 0 && l.idle != nil && lastIdle >= int64(idleSleepAfter) {
+				// What is ready now is taken without waiting; with
+				// nothing, anything that becomes ready is an edge
+				// for the poller.
+				if n = rawEpollPoll(l.epfd, events); n == 0 && !l.hasWork() {
+					if rawEpollCtl(bridge, unix.EPOLL_CTL_ADD, l.epfd, unix.EPOLLIN) == nil {
+						l.idle.wait(l.idleFor())
+						rawEpollCtl(bridge, unix.EPOLL_CTL_DEL, l.epfd, 0)
+					}
+					n = rawEpollPoll(l.epfd, events)
+				}
+				n = max(n, 0)
+			} else {
+				var cpu0, wall0 int64
+				sample := timeout > 0 && gate.SampleSleep()
+				if sample {
+					cpu0, wall0 = threadCPUTime(), nanotime()
+				}
+				n, err = unix.EpollWait(l.epfd, events, timeout)
+				if sample {
+					wall := nanotime() - wall0
+					gate.SleptFor(threadCPUTime()-cpu0-clockCost, wall)
+					l.sleepCost.Store(gate.Wake())
+				}
 			}
 			l.sleeping.Store(false)
 			l.aliveAt.Store(nanotime())
 			woke = woke || n > 0
 		}
-		gate.Observe(nanotime()-idleFrom, woke)
+		lastIdle = nanotime() - idleFrom
+		gate.Observe(lastIdle, woke)
 		if err != nil && err != unix.EINTR {
 			return
 		}
@@ -1027,6 +1059,7 @@ func (l *loop) shutdown() {
 	if l.ring != nil {
 		l.ring.close()
 	}
+	l.idle.close()
 	unix.Close(l.epfd)
 	unix.Close(l.evfd)
 }

@@ -203,6 +203,13 @@ func newLoopRing(l *loop) *loopRing {
 		return nil
 	}
 	rg := &loopRing{l: l, r: r, bufs: bufs, events: make([]unix.EpollEvent, 128), sends: ringSendsOn}
+	if efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
+		if r.RegisterEventfd(efd) == nil {
+			l.idle = newIdleWaiter(efd)
+		} else {
+			unix.Close(efd)
+		}
+	}
 	// The wake-up descriptor and the listeners move from the loop's epoll
 	// to the ring, and the ring watches the epoll (TLS connections).
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, l.evfd, nil)
@@ -283,6 +290,7 @@ func (l *loop) runRing() {
 	lastCron := time.Now()
 	gate := spin.NewGate(l.srv.spinFor)
 	clockCost := threadClockCost()
+	var lastIdle int64 // how long the loop waited for work last time, in ns
 	for {
 		l.runTasks()
 		if rg.epollAgain {
@@ -323,6 +331,9 @@ func (l *loop) runRing() {
 				// Work arrived meanwhile: submit, don't sleep.
 				r.Submit(0)
 				woke = true
+			} else if l.idle != nil && lastIdle >= int64(idleSleepAfter) && want == 1 && timeout == int64(100*time.Millisecond) {
+				rg.idleSleep(l.idleFor())
+				woke = r.Ready()
 			} else {
 				sample := gate.SampleSleep()
 				var cpu0, wall0 int64
@@ -340,7 +351,8 @@ func (l *loop) runRing() {
 			l.sleeping.Store(false)
 			l.aliveAt.Store(nanotime())
 		}
-		gate.Observe(nanotime()-idleFrom, woke)
+		lastIdle = nanotime() - idleFrom
+		gate.Observe(lastIdle, woke)
 		select {
 		case <-l.srv.stopCh:
 			return
@@ -352,6 +364,24 @@ func (l *loop) runRing() {
 			lastCron = now
 			l.cron(now)
 		}
+	}
+}
+
+// idleSleep waits, up to timeout, for the ring to have completions or
+// work to run, in Go's poller (see idleWaiter): the ring signals its
+// eventfd while the wait lasts.
+func (rg *loopRing) idleSleep(timeout time.Duration) {
+	r := rg.r
+	if r.Pending() > 0 || r.NeedsEnter() {
+		r.Submit(0)
+	}
+	r.Notify(true)
+	if !r.Ready() && !r.NeedsEnter() && !rg.l.hasWork() {
+		rg.l.idle.wait(timeout)
+	}
+	r.Notify(false)
+	if r.NeedsEnter() {
+		r.Submit(0) // run the receives whose arrival woke the loop
 	}
 }
 

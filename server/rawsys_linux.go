@@ -46,6 +46,17 @@ func rawEpollPoll(epfd int, events []unix.EpollEvent) int {
 	return int(n)
 }
 
+// rawEpollCtl is epoll_ctl(epfd, op, fd) for events, as a raw system
+// call: it does not pass through Go's scheduler (see idle_linux.go).
+func rawEpollCtl(epfd, op, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	_, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(epfd), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // threadCPUTime returns the CPU time the calling thread has used, in ns
 // (clock_gettime(CLOCK_THREAD_CPUTIME_ID), which the vDSO does not serve:
 // a system call).

@@ -63,6 +63,8 @@ const (
 	enterGetEvents   = 1 << 0
 	enterExtArg      = 1 << 3
 	registerPbufRing = 22
+	registerEventfd  = 4
+	cqEventfdOff     = 1 << 0 // IORING_CQ_EVENTFD_DISABLED, in the completion queue's flags
 	featNoDrop       = 1 << 1
 	featExtArg       = 1 << 8
 	featMinTimeout   = 1 << 15
@@ -145,10 +147,11 @@ type Ring struct {
 	sqes    []SQE
 	tail    uint32 // next entry to fill; published to *sqTail by flush
 
-	cqHead *uint32
-	cqTail *uint32
-	cqMask uint32
-	cqes   []CQE
+	cqHead  *uint32
+	cqTail  *uint32
+	cqFlags *uint32
+	cqMask  uint32
+	cqes    []CQE
 
 	// waitTS and waitArg are SubmitAndWait's timeout, kept here so that
 	// the memory the kernel reads is the ring's own.
@@ -214,6 +217,7 @@ func New(entries uint32, flags uint32) (*Ring, error) {
 	r.tail = atomic.LoadUint32(r.sqTail)
 	r.cqHead = (*uint32)(unsafe.Add(base, p.cqOff.head))
 	r.cqTail = (*uint32)(unsafe.Add(base, p.cqOff.tail))
+	r.cqFlags = (*uint32)(unsafe.Add(base, p.cqOff.flags))
 	r.cqMask = *(*uint32)(unsafe.Add(base, p.cqOff.ringMask))
 	r.cqes = unsafe.Slice((*CQE)(unsafe.Add(base, p.cqOff.cqes)), p.cqEntries)
 	return r, nil
@@ -467,6 +471,31 @@ type bufEntry struct {
 	len  uint32
 	bid  uint16
 	resv uint16
+}
+
+// RegisterEventfd has the kernel signal fd, an eventfd, when the ring
+// gets a completion, or (SetupDeferTaskrun) work that an io_uring_enter
+// would run, while notifications are on (Notify). They start off, so
+// that a ring whose thread waits in io_uring_enter pays nothing for them.
+func (r *Ring) RegisterEventfd(fd int) error {
+	r.Notify(false)
+	efd := int32(fd)
+	if _, _, e := syscall.RawSyscall6(sysRegister, uintptr(r.fd), registerEventfd, uintptr(unsafe.Pointer(&efd)), 1, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// Notify turns the eventfd's notifications (RegisterEventfd) on or off.
+// Turning them on is a full memory barrier: a caller that then finds
+// neither completions (Ready) nor work to run (NeedsEnter) is signalled
+// for any that come after.
+func (r *Ring) Notify(on bool) {
+	if on {
+		atomic.AndUint32(r.cqFlags, ^uint32(cqEventfdOff))
+	} else {
+		atomic.OrUint32(r.cqFlags, cqEventfdOff)
+	}
 }
 
 type bufReg struct {

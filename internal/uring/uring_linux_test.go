@@ -281,3 +281,78 @@ func TestSubmitAndWaitBatch(t *testing.T) {
 		t.Fatalf("a full batch: %d completions after %v, want 4 at once", n, waited)
 	}
 }
+
+// The eventfd registered with a ring with deferred task work is signalled
+// for a receive that arrives while notifications are on, and not while
+// they are off: what a loop waiting in Go's poller relies on.
+func TestEventfdNotify(t *testing.T) {
+	runtime.LockOSThread() // a single-issuer ring is entered by one thread
+	defer runtime.UnlockOSThread()
+	r, err := New(64, SetupDeferTaskrun|SetupSingleIssuer|SetupTaskrunFlag)
+	if err != nil {
+		t.Skipf("io_uring with deferred task work not available here: %v", err)
+	}
+	defer r.Close()
+	br, err := r.RegisterBufRing(1, 4, 64)
+	if err != nil {
+		t.Skipf("provided buffer rings not available: %v", err)
+	}
+	defer br.Free()
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := r.RegisterEventfd(efd); err != nil {
+		t.Skipf("IORING_REGISTER_EVENTFD refused: %v", err)
+	}
+	count := func() uint64 {
+		var b [8]byte
+		if n, _ := unix.Read(efd, b[:]); n != 8 {
+			return 0
+		}
+		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+	}
+	a, b := socketPair(t)
+	r.RecvMultishot(a, br.Group(), 9)
+	r.Submit(0)
+	recv := func(msg string) {
+		t.Helper()
+		for i := 0; i < 100 && !r.NeedsEnter(); i++ {
+			time.Sleep(time.Millisecond)
+		}
+		c := next(t, r)
+		if c.UserData != 9 || string(br.Buf(c.BufID(), int(c.Res))) != msg {
+			t.Fatalf("completion %+v", c)
+		}
+		br.Recycle(c.BufID())
+	}
+
+	// Off (the start): the receive is queued as work for this thread
+	// (NeedsEnter), and the eventfd stays quiet.
+	unix.Write(b, []byte("one"))
+	recv("one")
+	if n := count(); n != 0 {
+		t.Fatalf("eventfd signalled %d times with notifications off", n)
+	}
+	// On: the receive's arrival signals it, before the thread enters
+	// the ring.
+	r.Notify(true)
+	unix.Write(b, []byte("two"))
+	var n uint64
+	for i := 0; i < 1000 && n == 0; i++ {
+		if n = count(); n == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if n == 0 {
+		t.Fatal("eventfd not signalled for a receive with notifications on")
+	}
+	r.Notify(false)
+	recv("two")
+	unix.Write(b, []byte("three"))
+	recv("three")
+	if n := count(); n != 0 {
+		t.Fatalf("eventfd signalled %d times after notifications were turned off", n)
+	}
+}
