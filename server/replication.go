@@ -182,9 +182,10 @@ func (s *Server) replicaOverLimit(rp *repl.Replica) bool {
 // timed-out replicas, the backlog freed after repl-backlog-ttl without
 // replicas, min-replicas counting, FAILOVER's progress; every 100 ms,
 // full syncs whose replicas waited long enough.
+//
+// It runs on the server cron's ticks (replTick), on a goroutine of its
+// own: once a second it waits for the keyspace, which the cron must not.
 func (s *Server) replCron() {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
 	r := &s.repl
 	var ticks int
 	for {
@@ -192,7 +193,7 @@ func (s *Server) replCron() {
 		case <-s.stopCh:
 			s.replicaStop()
 			return
-		case <-t.C:
+		case <-s.replTick:
 		}
 		s.startPendingSync()
 		s.updateFailover()

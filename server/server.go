@@ -76,6 +76,7 @@ type Server struct {
 	stopOnce sync.Once
 	lnMu     sync.Mutex // the listeners, when CONFIG SET port or bind moves them
 	stopCh   chan struct{}
+	replTick chan struct{} // cron to replCron, every 100 ms
 	done     chan struct{}
 	wg       sync.WaitGroup
 
@@ -167,12 +168,13 @@ func New(cfg *Config) *Server {
 	dbs, _ := strconv.Atoi(cfg.Get("databases"))
 	allocated := allocatedSoFar()
 	s := &Server{
-		cfg:     cfg,
-		clients: map[int64]*Client{},
-		stopCh:  make(chan struct{}),
-		done:    make(chan struct{}),
-		started: time.Now(),
-		runID:   randomHex(40),
+		cfg:      cfg,
+		clients:  map[int64]*Client{},
+		stopCh:   make(chan struct{}),
+		replTick: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		started:  time.Now(),
+		runID:    randomHex(40),
 	}
 	s.replyPeakReset.Store(replyPeakResetDefault)
 	s.SetLogWriter(os.Stderr)
@@ -379,6 +381,13 @@ func (s *Server) cron() {
 		case <-s.stopCh:
 			return
 		case <-t.C:
+		}
+		// The replication cron's tick (one timer for both: an idle
+		// server's wake-ups are its CPU time). A tick it has not taken
+		// yet is not doubled.
+		select {
+		case s.replTick <- struct{}{}:
+		default:
 		}
 		// BCAST invalidations of keys that expired in the background.
 		s.trackingBroadcast(nil)

@@ -146,24 +146,30 @@ func (ks *Keyspace) HoldNow() (release func()) {
 	}
 }
 
-// lruClock is the wall clock in seconds, kept by a ticker so that reading
-// it on every access costs one atomic load, not a clock read.
+// lruClock is the wall clock in seconds, kept by a goroutine so that
+// reading it on every access costs one atomic load, not a clock read.
 var lruClock atomic.Uint32
 
 // The LRU clock is the unix time in seconds (Redis's has the same
 // resolution and origin), so an idle time set from outside (RESTORE
-// IDLETIME) can exceed the server's uptime.
+// IDLETIME) can exceed the server's uptime. It is set just after each
+// second of the wall clock begins (a couple of milliseconds after, so
+// that a clock being slewed does not wake it a little early): never more
+// than that behind, and one wake-up a second (an idle server's wake-ups
+// are its CPU time).
 func init() {
 	lruClock.Store(uint32(time.Now().Unix()))
 	go func() {
-		for range time.Tick(100 * time.Millisecond) {
-			lruClock.Store(uint32(time.Now().Unix()))
+		for {
+			now := time.Now()
+			lruClock.Store(uint32(now.Unix()))
+			time.Sleep(time.Second - time.Duration(now.Nanosecond()) + 2*time.Millisecond)
 		}
 	}()
 }
 
 // LRUClock is the keyspace's LRU clock in seconds: the wall clock's (kept
-// by a ticker), or the moved clock's, so that idle times grow when a test
+// by a goroutine), or the moved clock's, so that idle times grow when a test
 // moves the clock.
 func (ks *Keyspace) LRUClock() uint32 {
 	c := &ks.clock
