@@ -8,9 +8,10 @@
 # cases one redis-benchmark each, reading the server's CPU time (the sum
 # of its threads' /proc schedstat run times, in ns) and its threads'
 # voluntary context switches (sleeps) around each. It prints a line per
-# round and, at the end, each build's median and mean ratio to
-# redis-server's CPU per request, rps and sleeps per 100k requests in the
-# same round.
+# round and, at the end (bench-lib.sh's summary), the medians and each
+# build's median and mean ratio to redis-server's in the same round of:
+# CPU per request in ns (case TESTPIPELINE, e.g. get16), rps (rps-get16)
+# and sleeps per 100k requests (sleeps-get16).
 #
 # Usage: scripts/bench-ab.sh ROUNDS BIN...
 #   CASES   "TEST PIPELINE REQUESTS|...", default
@@ -46,22 +47,4 @@ for r in $(seq "$rounds"); do
 	done
 	echo "$line" | tee -a "$out"
 done
-python3 - "$out" <<'PY'
-import re, statistics as st, sys
-d, names, cases = {}, [], []
-for l in open(sys.argv[1]):
-    for m in re.finditer(r'(\S+):(\S+?)=(\d+)', l):
-        n, c, v = m.group(1), m.group(2), int(m.group(3))
-        names += [n] if n not in names else []
-        cases += [c] if c not in cases else []
-        d.setdefault((c, n), []).append(v)
-for c in cases:
-    r = d[(c, 'redis')]
-    unit = 'rps' if c.startswith('rps') else 'per 100k req' if c.startswith('sleeps') else 'ns/req'
-    row = [f"{c:10} redis {st.median(r)} {unit}"]
-    for n in names[1:]:
-        x = [a / b for a, b in zip(d[(c, n)], r) if b]
-        if x:
-            row.append(f"{n} x{st.median(x):.3f} (mean {st.mean(x):.3f})")
-    print(" | ".join(row))
-PY
+summary "$out"

@@ -9,7 +9,7 @@
 #   idle       no client, for IDLE seconds
 #   pool       10 connections open and idle (a client's pool), IDLE seconds
 #   sparse     one redis-cli sending a PING every GAP seconds, N of them
-# It prints a line per round and, at the end, the medians of each figure,
+# It prints a line per round and, at the end, the medians of each figure
 # and each build's median ratio to redis-server's in the same round.
 #
 # Usage: scripts/bench-idle.sh ROUNDS BIN...
@@ -23,6 +23,16 @@ N=${N:-200}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 . "$(dirname "$0")/bench-lib.sh"
+# idle PHASE: after a second's settling, the server's CPU (µs) and
+# wake-ups a second over IDLE seconds, added to line.
+idle() {
+	sleep 1
+	local a s b t
+	a=$(cpu $pid) s=$(sleeps $pid)
+	sleep "$IDLE"
+	b=$(cpu $pid) t=$(sleeps $pid)
+	line="$line $name:$1-us/s=$(((b - a) / 1000 / IDLE)) $name:$1-wakes/s=$(((t - s) / IDLE))"
+}
 for r in $(seq "$rounds"); do
 	line="round $r"
 	port=$((17950 + (r % 5) * 10))
@@ -30,19 +40,11 @@ for r in $(seq "$rounds"); do
 		port=$((port + 1))
 		start_server "$bin" $port
 		name=$(basename "$bin")
-		sleep 1
-		a=$(cpu $pid) s=$(sleeps $pid)
-		sleep "$IDLE"
-		b=$(cpu $pid) t=$(sleeps $pid)
-		line="$line $name:idle-us/s=$(((b - a) / 1000 / IDLE)) $name:idle-wakes/s=$(((t - s) / IDLE))"
+		idle idle
 		for i in $(seq 10); do
 			eval "exec $((i + 10))<>/dev/tcp/127.0.0.1/$port"
 		done
-		sleep 1
-		a=$(cpu $pid) s=$(sleeps $pid)
-		sleep "$IDLE"
-		b=$(cpu $pid) t=$(sleeps $pid)
-		line="$line $name:pool-us/s=$(((b - a) / 1000 / IDLE)) $name:pool-wakes/s=$(((t - s) / IDLE))"
+		idle pool
 		for i in $(seq 10); do
 			eval "exec $((i + 10))>&-"
 		done
@@ -54,20 +56,4 @@ for r in $(seq "$rounds"); do
 	done
 	echo "$line" | tee -a "$out"
 done
-python3 - "$out" <<'PY'
-import re, statistics as st, sys
-d, names, cases = {}, [], []
-for l in open(sys.argv[1]):
-    for m in re.finditer(r'(\S+):(\S+?)=(\d+)', l):
-        n, c, v = m.group(1), m.group(2), int(m.group(3))
-        names += [n] if n not in names else []
-        cases += [c] if c not in cases else []
-        d.setdefault((c, n), []).append(v)
-for c in cases:
-    r = d[(c, 'redis')]
-    row = [f"{c:18} redis {st.median(r)}"]
-    for n in names[1:]:
-        x = [a / b for a, b in zip(d[(c, n)], r) if b]
-        row.append(f"{n} {st.median(d[(c, n)])}" + (f" (x{st.median(x):.2f})" if x else ""))
-    print(" | ".join(row))
-PY
+summary "$out"

@@ -32,3 +32,27 @@ stop_server() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 }
+
+# summary FILE: from lines of NAME:CASE=VALUE figures (a line a round,
+# NAME "redis" for redis-server), each case's median for each server, and
+# each build's median and mean ratio to redis-server's in the same round.
+summary() {
+	python3 - "$1" <<'PY'
+import re, statistics as st, sys
+d, names, cases = {}, [], []
+for l in open(sys.argv[1]):
+    for m in re.finditer(r'(\S+):(\S+?)=(\d+)', l):
+        n, c, v = m.group(1), m.group(2), int(m.group(3))
+        names += [n] if n not in names else []
+        cases += [c] if c not in cases else []
+        d.setdefault((c, n), []).append(v)
+for c in cases:
+    r = d[(c, 'redis')]
+    row = [f"{c:18} redis {st.median(r)}"]
+    for n in names[1:]:
+        v = d.get((c, n), [])
+        x = [a / b for a, b in zip(v, r) if b]
+        row.append(f"{n} {st.median(v)}" + (f" x{st.median(x):.3f} (mean {st.mean(x):.3f})" if x else ""))
+    print(" | ".join(row))
+PY
+}
