@@ -21,10 +21,11 @@ import (
 // wakes it, and a monitor woken that way polls every 20 µs for a
 // millisecond before it backs off: some 65 wake-ups for each such wait.
 // An idle loop waits 100 ms at a time (its cron), so an idle
-// sluice-server spent 16-20 ms of CPU a second and woke 800-900 times a
-// second, where redis-server spends 1.2-1.7 ms and wakes 10 times, and a
-// client sending a PING every 20 ms cost 1.3-1.4 ms of CPU a request
-// (redis-server 70-95 µs). See scripts/bench-idle.sh.
+// sluice-server spent 16-21 ms of CPU a second and woke 750-1,000 times a
+// second, where redis-server spends 1.6-1.8 ms and wakes 10 times, and a
+// client sending a PING every 20 ms cost 1.3-1.5 ms of CPU a request
+// (redis-server 74-78 µs). See scripts/bench-idle.sh and
+// docs/benchmarks.md.
 //
 // So a loop whose last wait lasted idleSleepAfter or more waits the next
 // time in Go's poller instead (idleWaiter): it blocks in the scheduler,
