@@ -101,7 +101,10 @@ func delCommand(c *Client, args [][]byte) {
 			!db.IsExpired(k) && freeEffort(e, int(c.srv.cfg.ListPackSize.Load())) > lazyfreeThreshold {
 			c.srv.lazyfreed.Add(1)
 		}
-		if db.Delete(k) {
+		// A key whose time is up but that is kept (a replica waits for
+		// its master's DEL) is deleted all the same, and counts, as
+		// Redis's delGenericCommand deletes what expireIfNeeded left.
+		if db.Delete(k) || db.DeleteKept(k) {
 			c.notify(config.NotifyGeneric, "del", k)
 			n++
 			freed += size

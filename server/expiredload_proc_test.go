@@ -90,3 +90,46 @@ func nodesConf(role string) string {
 	return me + " 127.0.0.1:1@10001 myself,slave " + other + " 0 0 1 connected\n" +
 		other + " 127.0.0.1:2@10002 master - 0 0 1 connected 0-16383\nvars currentEpoch 1 lastVoteEpoch 0\n"
 }
+
+// TestReplicaDelOfKeptKey: on a writable replica, DEL and UNLINK delete a
+// key whose time is up but that the replica keeps for its master's DEL,
+// and count it, as Redis's delGenericCommand does (expireIfNeeded leaves
+// it, dbSyncDelete removes it). Redis's integration/replication-3 relies
+// on it: its replica's DBSIZE must be 0 after such a DEL.
+func TestReplicaDelOfKeptKey(t *testing.T) {
+	ctx := context.Background()
+	results := map[string][]string{}
+	for name, bin := range processServers(t) {
+		var got []string
+		note := func(format string, a ...any) { got = append(got, fmt.Sprintf(format, a...)) }
+		msrv, m := startProc(t, bin)
+		_, r := startProc(t, bin, "--replica-read-only", "no")
+		replicate(t, r, msrv)
+		waitUntil(t, 10*time.Second, "the replica's link", func() bool {
+			return infoString(t, r, "master_link_status") == "up"
+		})
+		m.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+		for _, k := range []string{"k1", "k2", "k3", "k4"} {
+			m.Set(ctx, k, "v", 50*time.Millisecond)
+		}
+		m.Set(ctx, "live", "v", 0)
+		waitUntil(t, 10*time.Second, "the keys on the replica, expired", func() bool {
+			return r.DBSize(ctx).Val() == 5 && r.Exists(ctx, "k1", "k2", "k3", "k4").Val() == 0
+		})
+		note("DEL k1 k2 nosuch: %v", r.Del(ctx, "k1", "k2", "nosuch").Val())
+		note("UNLINK k3: %v", r.Unlink(ctx, "k3").Val())
+		note("DBSIZE: %v", r.DBSize(ctx).Val())
+		note("expired_keys: %s", infoString(t, r, "expired_keys"))
+		note("DEL live: %v, DBSIZE %v", r.Del(ctx, "live").Val(), r.DBSize(ctx).Val())
+		// On the master, DEL of a key whose time is up expires it and
+		// counts nothing.
+		note("master DEL k4: %v, DBSIZE %v", m.Del(ctx, "k4").Val(), m.DBSize(ctx).Val())
+		results[name] = got
+	}
+	if fmt.Sprint(results["sluice"]) != fmt.Sprint(results["redis"]) {
+		t.Fatalf("sluice-server:\n%s\nredis-server:\n%s", strings.Join(results["sluice"], "\n"), strings.Join(results["redis"], "\n"))
+	}
+	if !strings.Contains(fmt.Sprint(results["redis"]), "DEL k1 k2 nosuch: 2") {
+		t.Fatalf("redis-server's replica: %v", results["redis"])
+	}
+}

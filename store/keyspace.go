@@ -388,6 +388,27 @@ func (db *DB) Delete(key []byte) bool {
 	if e.vol && db.expireIfNeeded(s, key, e, db.ks.Now()) {
 		return false
 	}
+	db.remove(s, key, h, e)
+	return true
+}
+
+// DeleteKept deletes key if it is present but logically expired and kept
+// (on a replica, which waits for its master's DEL, or while expiry is
+// paused), as a deletion, not an expiry: what Redis's DEL and UNLINK do
+// with what expireIfNeeded left in place. It reports whether it deleted.
+// The key's shard must be locked.
+func (db *DB) DeleteKept(key []byte) bool {
+	s, h := db.locate(key)
+	e := s.m.get(str(key), h)
+	if e == nil || !e.vol || s.vol[string(key)] > db.ks.Now() {
+		return false
+	}
+	db.remove(s, key, h, e)
+	return true
+}
+
+// remove takes key, whose entry is e, out of shard s.
+func (db *DB) remove(s *shard, key []byte, h uint64, e *Entry) {
 	db.preChange(s, key, e)
 	db.detach(key, e)
 	s.m.del(str(key), h)
@@ -402,7 +423,6 @@ func (db *DB) Delete(key []byte) bool {
 		db.ks.OnDeleted(db, key, e)
 	}
 	db.Modified(key)
-	return true
 }
 
 // SetExpire sets (ms > 0) or clears (ms == 0) the expiry of a live entry.
