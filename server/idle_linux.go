@@ -59,15 +59,30 @@ var (
 // idleWaiter waits in Go's poller for a descriptor to signal: the eventfd
 // a loop's ring signals, or, for an epoll loop, a second epoll descriptor
 // that holds the loop's while it waits.
+//
+// A ring's waiter is also signalled directly by a goroutine that wakes
+// the loop (kick): the ring's own signal for that wake-up does not come.
+// The wake-up is a write to the loop's wake-up eventfd, which the ring
+// polls; the poll's completion is queued inside that write, and inside
+// one eventfd's signal the kernel signals no other (eventfd_signal_allowed),
+// so io_uring defers the ring's signal to an RCU callback
+// (io_eventfd_signal). On Linux 6.18 it came some 10 ms late the first
+// time and not at all after that: work posted to a loop idle in the
+// poller (a replica's output, a timer's task) waited out the wait's
+// limit, and a full sync's image streamed at a third of its speed
+// (integration/replication's "diskless loading short read" failed).
 type idleWaiter struct {
-	f  *os.File
-	rc syscall.RawConn
-	in atomic.Bool // a wait is under way (for the tests)
+	f    *os.File
+	rc   syscall.RawConn
+	fd   int
+	kick bool        // wakers write to fd while a wait is under way
+	in   atomic.Bool // a wait is under way, from just before its last look for work
 }
 
 // newIdleWaiter takes fd over; it returns nil (and closes fd) when Go's
-// poller cannot watch it.
-func newIdleWaiter(fd int) *idleWaiter {
+// poller cannot watch it. kick: fd is an eventfd that wakers may signal
+// (see idleWaiter).
+func newIdleWaiter(fd int, kick bool) *idleWaiter {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
 		return nil
@@ -78,17 +93,24 @@ func newIdleWaiter(fd int) *idleWaiter {
 		f.Close()
 		return nil
 	}
-	return &idleWaiter{f: f, rc: rc}
+	return &idleWaiter{f: f, rc: rc, fd: fd, kick: kick}
 }
 
-// wait returns once the poller reports the descriptor readable (an edge:
-// it became readable, or was signalled again, since the last wait), or
-// after d. It reads nothing: a read would be a system call through the
-// scheduler, which wakes the monitor as described above, and a read that
-// empties an eventfd makes it writable, one more wake-up of the poller.
-func (w *idleWaiter) wait(d time.Duration) {
+// wait returns at once when ready reports work, else once the poller
+// reports the descriptor readable (an edge: it became readable, or was
+// signalled again, since the last wait), or after d. It reads nothing: a
+// read would be a system call through the scheduler, which wakes the
+// monitor as described above, and a read that empties an eventfd makes
+// it writable, one more wake-up of the poller.
+//
+// The wait is under way (in) before ready looks: a waker that adds work
+// and then finds no wait under way (kicked) added it before ready looked.
+func (w *idleWaiter) wait(d time.Duration, ready func() bool) {
 	w.in.Store(true)
 	defer w.in.Store(false)
+	if ready() {
+		return
+	}
 	w.f.SetReadDeadline(time.Now().Add(d))
 	waited := false
 	w.rc.Read(func(uintptr) bool {
@@ -96,6 +118,18 @@ func (w *idleWaiter) wait(d time.Duration) {
 		waited = true
 		return done
 	})
+}
+
+// kicked signals a ring's waiter whose wait is under way, and reports
+// whether it did (the wake-up needs nothing else then). Any goroutine may
+// call it, on a nil waiter too.
+func (w *idleWaiter) kicked() bool {
+	if w == nil || !w.kick || !w.in.Load() {
+		return false
+	}
+	var one = [8]byte{1}
+	unix.Write(w.fd, one[:])
+	return true
 }
 
 func (w *idleWaiter) close() {

@@ -197,9 +197,10 @@ func (l *loop) init(lfds []int) error {
 	return nil
 }
 
-// wake interrupts the loop's epoll_wait.
+// wake interrupts the loop's wait: its epoll_wait or io_uring_enter, or
+// a ring's wait in Go's poller (idleWaiter.kicked).
 func (l *loop) wake() {
-	if l.evfd == 0 {
+	if l.evfd == 0 || l.idle.kicked() {
 		return
 	}
 	var one = [8]byte{1}
@@ -269,7 +270,7 @@ func (l *loop) run() {
 		// watching the loop's epoll descriptor itself, every event would
 		// wake it.
 		if fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
-			if l.idle = newIdleWaiter(fd); l.idle != nil {
+			if l.idle = newIdleWaiter(fd, false); l.idle != nil {
 				bridge = fd
 			}
 		}
@@ -309,7 +310,7 @@ func (l *loop) run() {
 				// for the poller.
 				if n = rawEpollPoll(l.epfd, events); n == 0 && !l.hasWork() {
 					if rawEpollCtl(bridge, unix.EPOLL_CTL_ADD, l.epfd, unix.EPOLLIN) == nil {
-						l.idle.wait(l.idleFor())
+						l.idle.wait(l.idleFor(), func() bool { return false })
 						rawEpollCtl(bridge, unix.EPOLL_CTL_DEL, l.epfd, 0)
 					}
 					n = rawEpollPoll(l.epfd, events)

@@ -205,7 +205,7 @@ func newLoopRing(l *loop) *loopRing {
 	rg := &loopRing{l: l, r: r, bufs: bufs, events: make([]unix.EpollEvent, 128), sends: ringSendsOn}
 	if efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
 		if r.RegisterEventfd(efd) == nil {
-			l.idle = newIdleWaiter(efd)
+			l.idle = newIdleWaiter(efd, true)
 		} else {
 			unix.Close(efd)
 		}
@@ -376,9 +376,9 @@ func (rg *loopRing) idleSleep(timeout time.Duration) {
 		r.Submit(0)
 	}
 	r.Notify(true)
-	if !r.Ready() && !r.NeedsEnter() && !rg.l.hasWork() {
-		rg.l.idle.wait(timeout)
-	}
+	rg.l.idle.wait(timeout, func() bool {
+		return r.Ready() || r.NeedsEnter() || rg.l.hasWork()
+	})
 	r.Notify(false)
 	if r.NeedsEnter() {
 		r.Submit(0) // run the receives whose arrival woke the loop
