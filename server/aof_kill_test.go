@@ -40,7 +40,12 @@ type aofServer struct {
 
 func (s *aofServer) start() {
 	s.t.Helper()
-	port := redistest.FreePort(s.t)
+	s.startOn(redistest.FreePort(s.t))
+}
+
+// startOn starts the server on port.
+func (s *aofServer) startOn(port int) {
+	s.t.Helper()
 	s.cmd = exec.Command(s.bin, append([]string{"--port", strconv.Itoa(port), "--dir", s.dir}, s.args...)...)
 	s.logs = &syncBuffer{}
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs

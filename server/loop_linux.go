@@ -497,13 +497,11 @@ func (l *loop) accept(lfd int) bool {
 
 // watchListener has the loop accept connections on listener fd.
 func (l *loop) watchListener(fd int) error {
-	if l.ring != nil {
-		l.ring.watchListener(fd)
-	} else {
-		ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
-		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev); err != nil {
-			return err
-		}
+	// Through the loop's epoll descriptor, with a ring too (newLoopRing
+	// says why).
+	ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev); err != nil {
+		return err
 	}
 	l.lfds[fd] = true
 	return nil
@@ -511,11 +509,7 @@ func (l *loop) watchListener(fd int) error {
 
 // unwatchListener stops the loop accepting on fd.
 func (l *loop) unwatchListener(fd int) {
-	if l.ring != nil {
-		l.ring.unwatchListener(fd)
-	} else {
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-	}
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	delete(l.lfds, fd)
 }
 

@@ -60,7 +60,6 @@ const (
 	ukRecv    = 1
 	ukPollOut = 2
 	ukWake    = 3
-	ukListen  = 4
 	ukEpoll   = 5
 	ukCancel  = 6
 	ukSend    = 7
@@ -210,14 +209,15 @@ func newLoopRing(l *loop) *loopRing {
 			unix.Close(efd)
 		}
 	}
-	// The wake-up descriptor and the listeners move from the loop's epoll
-	// to the ring, and the ring watches the epoll (TLS connections).
+	// The wake-up descriptor moves from the loop's epoll to the ring, and
+	// the ring watches the epoll: TLS connections, and the listeners. A
+	// request in the ring holds its descriptor's file, and after kill -9
+	// the kernel tears a ring down some 5-10 ms after the process is
+	// gone: a listener the ring polled went on listening that long, so a
+	// server restarted at once on its port failed to bind it (16 times in
+	// 20). An epoll descriptor holds no file it watches.
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, l.evfd, nil)
 	r.Poll(l.evfd, unix.POLLIN, true, ringData(ukWake, 0, l.evfd))
-	for fd := range l.lfds {
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-		rg.watchListener(fd)
-	}
 	r.Poll(l.epfd, unix.POLLIN, true, ringData(ukEpoll, 0, l.epfd))
 	return rg
 }
@@ -225,14 +225,6 @@ func newLoopRing(l *loop) *loopRing {
 func (rg *loopRing) close() {
 	rg.r.Close()
 	rg.bufs.Free()
-}
-
-func (rg *loopRing) watchListener(fd int) {
-	rg.r.Poll(fd, unix.POLLIN, true, ringData(ukListen, 0, fd))
-}
-
-func (rg *loopRing) unwatchListener(fd int) {
-	rg.r.Cancel(ringData(ukListen, 0, fd), ringData(ukCancel, 0, 0))
 }
 
 // watchConn arms c's receive. Its generation is never 0: 0 marks a
@@ -521,7 +513,6 @@ func (l *loop) ringClient(ud uint64) *Client {
 func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 	rg := l.ring
 	ud := cqe.UserData
-	fd := int(int32(uint32(ud)))
 	switch ud >> 56 {
 	case ukRecv:
 		c := l.ringClient(ud)
@@ -582,10 +573,6 @@ func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 		if caller == nil {
 			l.runTasks()
 		}
-	case ukListen:
-		if l.lfds[fd] {
-			l.acceptAll(fd)
-		}
 	case ukEpoll:
 		if !rg.lent { // a stand-in waits on the epoll descriptor itself
 			l.ringEpoll()
@@ -593,8 +580,7 @@ func (l *loop) onCompletion(cqe uring.CQE, caller *Client) {
 	}
 }
 
-// acceptAll accepts every connection waiting on listener fd: the ring
-// says when connections arrive, not how many are left.
+// acceptAll accepts every connection waiting on listener fd.
 func (l *loop) acceptAll(fd int) {
 	for i := 0; i < 16; i++ {
 		if !l.accept(fd) {
@@ -609,15 +595,18 @@ func (l *loop) acceptAll(fd int) {
 }
 
 // ringEpoll serves the events of the loop's epoll descriptor (TLS
-// connections) without waiting.
+// connections, listeners) without waiting.
 func (l *loop) ringEpoll() {
 	rg := l.ring
 	n := rawEpollPoll(l.epfd, rg.events)
 	rg.epollAgain = n > 0
 	for i := 0; i < n; i++ {
 		ev := &rg.events[i]
-		if c := l.conns[int(ev.Fd)]; c != nil {
+		fd := int(ev.Fd)
+		if c := l.conns[fd]; c != nil {
 			l.onEvents(c, ev.Events)
+		} else if l.lfds[fd] {
+			l.acceptAll(fd)
 		}
 	}
 }
@@ -657,10 +646,7 @@ func (rg *loopRing) lend(caller *Client) {
 	watch := func(fd int, events uint32) {
 		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
 	}
-	watch(l.evfd, unix.EPOLLIN)
-	for fd := range l.lfds {
-		watch(fd, unix.EPOLLIN)
-	}
+	watch(l.evfd, unix.EPOLLIN) // the listeners are there already
 	if !rg.r.Overflowed() {
 		for fd, c := range l.conns {
 			if c.ringGen != 0 && c != caller {
@@ -694,9 +680,6 @@ func (rg *loopRing) takeBack(caller *Client) {
 	l := rg.l
 	unwatch := func(fd int) { unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil) }
 	unwatch(l.evfd)
-	for fd := range l.lfds {
-		unwatch(fd)
-	}
 	rg.lent = false
 	for _, op := range rg.later {
 		if op.c == nil {
