@@ -51,11 +51,25 @@ type crcWriter struct {
 	crc uint64
 }
 
+// write checksums and writes p in pieces: each is written right after
+// the checksum read it, while it is still in the CPU's cache, where a big
+// value checksummed whole had left it for memory before the write's copy
+// read it again (that copy into the page cache was 29% of a SAVE's
+// samples, 2% in pieces).
 func (w *crcWriter) write(p []byte) error {
-	w.crc = rdb.CRC64(w.crc, p)
-	_, err := w.w.Write(p)
-	return err
+	for len(p) > 0 {
+		n := min(len(p), crcPiece)
+		w.crc = rdb.CRC64(w.crc, p[:n])
+		if _, err := w.w.Write(p[:n]); err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
 }
+
+// crcPiece is the size of write's pieces.
+const crcPiece = 64 << 10
 
 // RDBHeader returns the signature and AUX fields for meta.
 func RDBHeader(meta ImageMeta, o *RDBOptions) []byte {

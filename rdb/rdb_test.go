@@ -25,6 +25,50 @@ func TestCRC64(t *testing.T) {
 	}
 }
 
+// crc64 eight bytes at a time agrees with the polynomial's definition
+// computed bit by bit, at every length and alignment, and in pieces.
+func TestCRC64Slicing(t *testing.T) {
+	bitwise := func(crc uint64, p []byte) uint64 {
+		for _, b := range p {
+			crc ^= uint64(b)
+			for range 8 {
+				if crc&1 != 0 {
+					crc = crc>>1 ^ crcPolyReflected
+				} else {
+					crc >>= 1
+				}
+			}
+		}
+		return crc
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	buf := make([]byte, 600)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	for off := 0; off < 9; off++ {
+		for n := 0; n+off <= len(buf); n += 1 + n/8 {
+			p := buf[off : off+n]
+			want := bitwise(0, p)
+			if got := crc64(0, p); got != want {
+				t.Fatalf("crc64 of %d bytes at %d = %#x, want %#x", n, off, got, want)
+			}
+			cut := r.IntN(n + 1)
+			if got := crc64(crc64(0, p[:cut]), p[cut:]); got != want {
+				t.Fatalf("crc64 of %d bytes cut at %d = %#x, want %#x", n, cut, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkCRC64(b *testing.B) {
+	p := make([]byte, 64<<10)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		crc64(0, p)
+	}
+}
+
 func TestLZFRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 300 {
