@@ -90,6 +90,7 @@ func (m *Master) LoadEndLocked(replica bool) (masterDB int) {
 	valid := a.id != "" && a.offset >= 0 && a.db >= 0
 	switch {
 	case valid && replica:
+		m.Log.Logf("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 		m.ID = a.id
 		m.Offset = a.offset
 		m.cachedID = a.id

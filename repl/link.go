@@ -122,6 +122,11 @@ type Link struct {
 
 	wmu  sync.Mutex
 	conn net.Conn
+
+	// Announced says the first attempt's "Connecting to MASTER" is
+	// logged already (REPLICAOF logs it, as replicationSetMaster does);
+	// set before Run.
+	Announced bool
 }
 
 // NewLink makes a link to host:port for h. Start it with Run.
@@ -248,7 +253,7 @@ func (l *Link) Run() {
 		if l.Stopped() {
 			return
 		}
-		next = l.session(next == later || first)
+		next = l.session(next == later || first && !l.Announced)
 		first = false
 	}
 }

@@ -90,14 +90,21 @@ func (s *Server) killMasterLink(addr string) int {
 // replicaOf makes the server a replica of host:port
 // (replicationSetMaster). Its replicas stay: they may continue with it
 // once it knows the new master's stream.
-func (s *Server) replicaOf(host string, port int, _ bool) {
+//
+// atStart: replicaof is in the configuration the server starts with. As
+// with redis-server, nothing is logged then (the server's log is not
+// open yet: the lines went to standard error, which Redis's test harness
+// reads as a failure), and the server's own history is not what it asks
+// its master to continue: an RDB file loaded at start says what is
+// (Master.LoadEndLocked), else it asks for a full sync.
+func (s *Server) replicaOf(host string, port int, atStart bool) {
 	r := &s.repl
 	old := s.replicaStop()
 	h := &linkHost{s: s}
 	l := repl.NewLink(h, host, port)
 	h.l = l
 	r.lock()
-	if old == nil {
+	if old == nil && !atStart {
 		r.m.CacheMyselfLocked()
 		r.mc = nil
 	}
@@ -109,7 +116,10 @@ func (s *Server) replicaOf(host string, port int, _ bool) {
 	if err := s.cfg.ApplyOOMScore(true); err != nil {
 		s.Warnf("Unable to write oom_score_adj: %v", err)
 	}
-	s.Logf("Connecting to MASTER %s:%d", host, port)
+	if !atStart {
+		s.Logf("Connecting to MASTER %s:%d", host, port)
+		l.Announced = true
+	}
 	go func() {
 		// The link starts once the server listens (its port is announced).
 		for len(s.Addrs()) == 0 && !l.Stopped() {
