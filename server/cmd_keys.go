@@ -102,9 +102,8 @@ func delCommand(c *Client, args [][]byte) {
 			c.srv.lazyfreed.Add(1)
 		}
 		// A key whose time is up but that is kept (a replica waits for
-		// its master's DEL) is deleted all the same, and counts, as
-		// Redis's delGenericCommand deletes what expireIfNeeded left.
-		if db.Delete(k) || db.DeleteKept(k) {
+		// its master's DEL) is deleted all the same, and counts.
+		if db.DeleteKept(k) {
 			c.notify(config.NotifyGeneric, "del", k)
 			n++
 			freed += size

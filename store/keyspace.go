@@ -392,16 +392,19 @@ func (db *DB) Delete(key []byte) bool {
 	return true
 }
 
-// DeleteKept deletes key if it is present but logically expired and kept
-// (on a replica, which waits for its master's DEL, or while expiry is
-// paused), as a deletion, not an expiry: what Redis's DEL and UNLINK do
-// with what expireIfNeeded left in place. It reports whether it deleted.
-// The key's shard must be locked.
+// DeleteKept is Delete for DEL and UNLINK: a key whose time is up but
+// that expiry keeps in place (on a replica, which waits for its master's
+// DEL, or while expiry is paused) is deleted too, as a deletion, not an
+// expiry, as Redis's delGenericCommand deletes what expireIfNeeded left.
+// It reports whether it deleted. The key's shard must be locked.
 func (db *DB) DeleteKept(key []byte) bool {
 	s, h := db.locate(key)
 	e := s.m.get(str(key), h)
-	if e == nil || !e.vol || s.vol[string(key)] > db.ks.Now() {
+	if e == nil {
 		return false
+	}
+	if e.vol && db.expireIfNeeded(s, key, e, db.ks.Now()) && s.m.get(str(key), h) != e {
+		return false // expired, and removed as such
 	}
 	db.remove(s, key, h, e)
 	return true
