@@ -93,8 +93,11 @@ type Client struct {
 	// own goroutine changes, what is counted for it in used memory (-1
 	// once closed) and in which class, and the overhead of its
 	// subscriptions.
-	ownMem          atomic.Int64
-	multiMemA       atomic.Int64 // CLIENT LIST multi-mem
+	ownMem    atomic.Int64
+	multiMemA atomic.Int64 // CLIENT LIST multi-mem
+	// txView is the client's transaction as other clients' CLIENT LIST
+	// shows it: 0 outside MULTI, else the commands queued plus one.
+	txView          atomic.Int64
 	memCounted      atomic.Int64
 	memCountedClass atomic.Int32
 	evictMem        atomic.Int64 // its part of memState.evictView (-1 once closed)
@@ -125,6 +128,7 @@ type Client struct {
 	errBase    int           // error replies written before the command being timed ended
 	scratch    []byte
 	tx         *txState                       // MULTI state, nil when not in a transaction
+	execTx     *txState                       // the transaction EXEC is running (its CLIENT INFO still shows it)
 	txSpare    *txState                       // the last transaction's queue, reused by the next MULTI
 	inExec     bool                           // running queued commands under the exclusive lock
 	fromScript bool                           // the client scripts run their redis.call commands through
@@ -275,6 +279,9 @@ type txState struct {
 	dirty           bool     // a command failed to queue: EXEC aborts
 	buf             []byte   // the queued arguments' bytes
 	args            [][]byte // the queued arguments, slices of buf
+	// argvSums is CLIENT LIST's multi-mem (Redis's mstate.argv_len_sums):
+	// the queued arguments' bytes and a pointer for each.
+	argvSums int64
 }
 
 // reset empties the queue, keeping its memory for the next transaction.
@@ -284,6 +291,7 @@ func (tx *txState) reset() {
 	tx.cmds, tx.names, tx.args, tx.buf = tx.cmds[:0], tx.names[:0], tx.args[:0], tx.buf[:0]
 	tx.flags, tx.invFlags = 0, 0
 	tx.dirty = false
+	tx.argvSums = 0
 }
 
 // DB returns the client's selected database.
@@ -393,6 +401,7 @@ func (c *Client) dispatch(args [][]byte) {
 		}
 	}
 	if cmd == nil {
+		c.lastCmd.Store(nil)
 		if len(args[0]) == 5 && strings.EqualFold(string(args[0]), "host:") || strings.EqualFold(string(args[0]), "post") {
 			// Cross-protocol scripting attempt: Redis frees such a client
 			// at once (freeClientAsync), without sending the replies still
@@ -406,11 +415,14 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	if cmd.sub != nil && len(args) >= 2 {
 		sub := cmd.lookupSub(args[1])
+		c.lastCmd.Store(sub)
 		if sub == nil {
 			c.reject("ERR unknown subcommand '" + trunc(cstr(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
 			return
 		}
 		cmd = sub
+	} else {
+		c.lastCmd.Store(cmd)
 	}
 	if !cmd.checkArity(len(args)) {
 		c.rejectCmd(cmd, errArity(cmd.Name))
@@ -486,15 +498,21 @@ func isTxControl(cmd *Command) bool {
 
 func (c *Client) queue(cmd *Command, args [][]byte) {
 	tx := c.tx
+	if tx.dirty || c.watch.Dirty() {
+		// EXEC will fail: as Redis's queueMultiCommand, keep nothing.
+		c.w.Simple("QUEUED")
+		return
+	}
 	// Arguments are copied into one growing buffer: when it grows, the
 	// slices taken earlier keep pointing at the old array, which stays
 	// valid, so queueing allocates only when the buffer needs room.
-	first := len(tx.args)
+	first, len0 := len(tx.args), len(tx.buf)
 	for _, a := range args {
 		start := len(tx.buf)
 		tx.buf = append(tx.buf, a...)
 		tx.args = append(tx.args, tx.buf[start:len(tx.buf):len(tx.buf)])
 	}
+	tx.argvSums += int64(len(tx.buf)-len0) + 8*int64(len(args))
 	tx.cmds = append(tx.cmds, tx.args[first:len(tx.args):len(tx.args)])
 	tx.names = append(tx.names, cmd)
 	f := c.queuedFlags(cmd, args)
@@ -674,7 +692,6 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	} else if c.fromScript && c.srv.tracking.Clients() > 0 {
 		c.trackScriptRead(cmd, args)
 	}
-	c.lastCmd.Store(cmd)
 	if c.srv.monitors.n.Load() > 0 && monitored(cmd) {
 		c.srv.feedMonitors(c, c.dbi, args, c.fromScript)
 	}

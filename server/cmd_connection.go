@@ -509,17 +509,24 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	if sub+psub+ssub > 0 {
 		flags = append(flags, 'P')
 	}
+	// The transaction: its own as it is now (during EXEC, the one it
+	// runs), another's as of the end of its last batch (txView).
 	multi := -1
-	if self && t.tx != nil {
+	tv := t.txView.Load()
+	if self {
+		t.refreshOwnMemory()
+		tv = t.txView.Load()
+	}
+	if tv != 0 {
 		flags = append(flags, 'x')
-		multi = len(t.tx.cmds)
+		multi = int(tv) - 1
 	}
 	if t.blockedFlag.Load() {
 		flags = append(flags, 'b')
 	}
 	flags = c.srv.tracking.AppendListFlags(t.trk.Load(), flags)
-	if self && t.tx != nil && t.tx.dirty {
-		flags = append(flags, 'd')
+	if t.watch.Dirty() {
+		flags = append(flags, 'd') // a watched key changed: EXEC will fail (CLIENT_DIRTY_CAS)
 	}
 	if t.closeASAP.Load() {
 		flags = append(flags, 'A')
@@ -534,7 +541,9 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 		flags = append(flags, 'N')
 	}
 	cmdName := "NULL"
-	if self && cur != nil {
+	if self && t.execTx != nil {
+		cmdName = "exec" // Redis shows the command the client sent
+	} else if self && cur != nil {
 		cmdName = cur.Name
 	} else if lc := t.lastCmd.Load(); lc != nil {
 		cmdName = lc.Name
@@ -544,7 +553,6 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 		// Redis's query buffer still holds the batch being executed,
 		// this command included.
 		qbuf = int64(t.batchLen)
-		t.refreshOwnMemory()
 	}
 	if !self {
 		argvMem = 0

@@ -254,3 +254,63 @@ func TestDirtyCounterVsRedis(t *testing.T) {
 		}
 	}
 }
+
+// CLIENT LIST shows a client's transaction as redis-server does: flags x
+// (in MULTI) and d (a watched key changed), the commands queued (none
+// once EXEC is bound to fail), multi-mem (the queued arguments), and cmd
+// (the command named last, queued too, NULL when unknown), seen by
+// another client and, inside EXEC, by the client itself.
+func TestClientListTransactionVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	field := regexp.MustCompile(` (flags|multi|multi-mem|cmd)=\S*`)
+	run := func(addr string) []string {
+		a, b := redistest.Dial(t, addr), redistest.Dial(t, addr)
+		var out []string
+		show := func(who *redistest.Conn, args ...string) {
+			r, err := who.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(r, "\n") {
+				if strings.Contains(line, " name=a ") {
+					out = append(out, strings.Join(field.FindAllString(line, -1), ""))
+				}
+			}
+		}
+		for _, cmd := range [][]string{
+			{"CLIENT", "SETNAME", "a"}, {"WATCH", "k"}, {"MULTI"}, {"SET", "x", "1"}, {"INCR", "y"},
+		} {
+			a.Do(cmd...)
+		}
+		show(b, "CLIENT", "LIST")
+		b.Do("SET", "k", "1") // a's EXEC will fail
+		show(b, "CLIENT", "LIST")
+		a.Do("GET", "x") // not kept: EXEC is bound to fail
+		show(b, "CLIENT", "LIST")
+		a.Do("EXEC")
+		show(b, "CLIENT", "LIST")
+		a.Do("MULTI")
+		a.Do("CLIENT", "INFO")
+		a.Do("SET", "x", "2")
+		show(a, "EXEC") // CLIENT INFO's reply, an element of EXEC's
+		show(b, "CLIENT", "LIST")
+		a.Do("MULTI")
+		a.Do("NOSUCH")
+		a.Do("PING")
+		show(b, "CLIENT", "LIST")
+		a.Do("DISCARD")
+		a.Do("CLIENT", "NOSUCH")
+		show(b, "CLIENT", "LIST")
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if len(want) != len(got) {
+		t.Fatalf("redis %q\nsluice %q", want, got)
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("view %d: redis %q, sluice %q", i, want[i], got[i])
+		}
+	}
+}

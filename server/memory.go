@@ -180,7 +180,12 @@ func (c *Client) refreshOwnMemory() {
 	qa := c.queryBufAlloc()
 	storeIfChanged(&c.qbufCap, qa)
 	mm := c.multiMem()
-	storeIfChanged(&c.multiMemA, mm)
+	var tv, argvSums int64
+	if tx := c.txShown(); tx != nil {
+		tv, argvSums = int64(len(tx.cmds))+1, tx.argvSums
+	}
+	storeIfChanged(&c.multiMemA, argvSums)
+	storeIfChanged(&c.txView, tv)
 	n := clientBase + c.replyBufLen() + qa + mm + int64(c.watch.Len())*watchCost
 	if c.ps.Total() > 0 {
 		n += c.pubsubMem.Load()
@@ -213,11 +218,20 @@ const subCost = 64
 // multiMem is Redis's multiStateMemOverhead: the queued commands'
 // arguments and the queue itself.
 func (c *Client) multiMem() int64 {
-	tx := c.tx
+	tx := c.txShown()
 	if tx == nil {
 		return 0
 	}
 	return store.AllocSize(cap(tx.buf)) + store.AllocSize(24*cap(tx.args)) + store.AllocSize(24*cap(tx.cmds)) + store.AllocSize(8*cap(tx.names))
+}
+
+// txShown is the transaction CLIENT LIST shows for the client: the one it
+// queues, or during EXEC the one EXEC runs; nil outside MULTI.
+func (c *Client) txShown() *txState {
+	if c.tx != nil {
+		return c.tx
+	}
+	return c.execTx
 }
 
 // outputBytes is the client's output not yet written to its socket.

@@ -145,6 +145,7 @@ func (c *Client) execLocked(tx *txState) {
 		return
 	}
 	c.tx = nil
+	c.execTx = tx
 	c.srv.watches.UnwatchAll(&c.watch)
 	c.inExec = true
 	c.srv.execDepth.Add(1)
@@ -154,6 +155,7 @@ func (c *Client) execLocked(tx *txState) {
 	}
 	c.srv.execDepth.Add(-1)
 	c.inExec = false
+	c.execTx = nil
 	if c.rpend != nil && len(c.rpend.ops) > 0 {
 		c.srv.replFlush(c) // still under the transaction's locks
 	}

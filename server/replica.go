@@ -379,6 +379,7 @@ func (h *linkHost) Apply(args [][]byte) bool {
 				cmd = sub
 			}
 		}
+		mc.lastCmd.Store(cmd)
 		switch {
 		case (cmd.Arity > 0 && cmd.Arity != len(args)) || len(args) < -cmd.Arity:
 			mc.w.Error(errArity(cmd.Name))
