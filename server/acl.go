@@ -229,7 +229,7 @@ func (s *Server) aclLogEntry(real *Client, username string, res acl.Reason, ctx 
 	if cur == nil {
 		cur = cmd
 	}
-	cinfo := string(real.appendClientInfo(nil, real, cur, argvLen(args)))
+	cinfo := string(real.appendClientInfo(nil, real, cur, args))
 	maxLen, _ := strconv.ParseInt(s.cfg.Get("acllog-max-len"), 10, 64)
 	s.cfg.ACL.AddLog(acl.LogEntry{Reason: res, Context: ctx, Object: obj, Username: username, Time: time.Now().UnixMilli(), ClientInfo: cinfo}, maxLen)
 }

@@ -93,11 +93,8 @@ type Client struct {
 	// own goroutine changes, what is counted for it in used memory (-1
 	// once closed) and in which class, and the overhead of its
 	// subscriptions.
-	ownMem    atomic.Int64
-	multiMemA atomic.Int64 // CLIENT LIST multi-mem
-	// txView is the client's transaction as other clients' CLIENT LIST
-	// shows it: 0 outside MULTI, else the commands queued plus one.
-	txView          atomic.Int64
+	ownMem          atomic.Int64
+	multiMemA       atomic.Int64 // CLIENT LIST multi-mem
 	memCounted      atomic.Int64
 	memCountedClass atomic.Int32
 	evictMem        atomic.Int64 // its part of memState.evictView (-1 once closed)
@@ -114,6 +111,12 @@ type Client struct {
 	shutdownHook func()
 	sockMu       sync.Mutex
 	sockFd       int
+
+	// For other clients' CLIENT LIST: the client's transaction (0 outside
+	// MULTI, else the commands queued plus one), and the arguments of the
+	// command it is blocked in (argv-mem, and that plus a pointer each).
+	txView                       atomic.Int64
+	blockedArgv, blockedArgvCost atomic.Int64
 
 	qbuf     []byte   // unconsumed input kept between reads (event loops)
 	qbufPeak int      // the most input held since the loop's cron last looked (noteQueryRead)
@@ -249,6 +252,9 @@ func (c *Client) takeAsync(dst []byte) []byte {
 // Only the client's own command handler may block it.
 func (c *Client) setBlocked() {
 	c.blocked = true
+	n := argvLen(c.curArgs)
+	c.blockedArgv.Store(n)
+	c.blockedArgvCost.Store(n + 8*int64(len(c.curArgs)))
 	c.blockedFlag.Store(true)
 	c.blockedCounted.Store(true)
 }
@@ -263,6 +269,8 @@ func (c *Client) replyingToBlock() { c.blockedCounted.Store(false) }
 func (c *Client) unblock() {
 	c.blockedCounted.Store(false)
 	c.blockedFlag.Store(false)
+	c.blockedArgv.Store(0)
+	c.blockedArgvCost.Store(0)
 	if c.signal != nil {
 		c.signal()
 	}

@@ -480,13 +480,13 @@ func (c *Client) clientType() int {
 // infoLine is the client as CLIENT LIST shows it, for log lines
 // (catClientInfoString).
 func (c *Client) infoLine() string {
-	return string(c.appendClientInfo(nil, c, nil, 0))
+	return string(c.appendClientInfo(nil, c, nil, c.curArgs))
 }
 
 // appendClientInfo appends the CLIENT LIST line of t (without the newline)
-// as seen by c. cur is the command c is running (shown as t's cmd when t
-// is c itself).
-func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int64) []byte {
+// as seen by c. cur is the command c is running and args its arguments
+// (shown as t's cmd and argv-mem when t is c itself).
+func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, args [][]byte) []byte {
 	self := t == c
 	t.flagsMu.Lock()
 	name, libName, libVer, db, proto, noEvict := t.name, t.libName, t.libVer, t.dbi, t.w.Proto, t.noEvict
@@ -554,8 +554,14 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 		// this command included.
 		qbuf = int64(t.batchLen)
 	}
+	// argv-mem: the arguments of the command running, or of the one a
+	// client is blocked in; tot-mem adds a pointer for each.
+	// (Inside EXEC, Redis's argv-mem is still EXEC's own: 4.)
+	argvMem, argvCost := argvLen(args), argvLen(args)+8*int64(len(args))
 	if !self {
-		argvMem = 0
+		argvMem, argvCost = t.blockedArgv.Load(), t.blockedArgvCost.Load()
+	} else if t.execTx != nil {
+		argvMem, argvCost = 4, 4+8
 	}
 	qbufFree := max(0, t.qbufCap.Load()-qbuf)
 	b = append(b, "id="...)
@@ -608,7 +614,7 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, argvMem int
 	b = append(b, " omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, t.memUsage()+argvMem, 10)
+	b = strconv.AppendInt(b, t.memUsage()+argvCost, 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmdName...)
 	b = append(b, " user="...)
@@ -653,7 +659,7 @@ func (c *Client) laddrString() string {
 }
 
 func clientInfoCommand(c *Client, args [][]byte) {
-	b := c.appendClientInfo(nil, c, commands["client"].sub["info"], argvLen(args))
+	b := c.appendClientInfo(nil, c, commands["client"].sub["info"], args)
 	b = append(b, '\n')
 	c.w.Verbatim("txt", string(b))
 }
@@ -694,7 +700,7 @@ func clientListCommand(c *Client, args [][]byte) {
 		if typ >= 0 && t.clientType() != typ || t.aclKilled.Load() || t.evicted.Load() {
 			continue
 		}
-		b = c.appendClientInfo(b, t, self, argvLen(args))
+		b = c.appendClientInfo(b, t, self, args)
 		b = append(b, '\n')
 	}
 	c.w.Verbatim("txt", string(b))

@@ -259,11 +259,12 @@ func TestDirtyCounterVsRedis(t *testing.T) {
 // (in MULTI) and d (a watched key changed), the commands queued (none
 // once EXEC is bound to fail), multi-mem (the queued arguments), and cmd
 // (the command named last, queued too, NULL when unknown), seen by
-// another client and, inside EXEC, by the client itself.
+// another client and, inside EXEC, by the client itself; and the
+// arguments of a client blocked in BLPOP (argv-mem).
 func TestClientListTransactionVsRedis(t *testing.T) {
 	raddr := redistest.StartRedis(t)
 	_, saddr := redistest.StartSluice(t)
-	field := regexp.MustCompile(` (flags|multi|multi-mem|cmd)=\S*`)
+	field := regexp.MustCompile(` (flags|multi|argv-mem|multi-mem|cmd)=\S*`)
 	run := func(addr string) []string {
 		a, b := redistest.Dial(t, addr), redistest.Dial(t, addr)
 		var out []string
@@ -301,6 +302,18 @@ func TestClientListTransactionVsRedis(t *testing.T) {
 		show(b, "CLIENT", "LIST")
 		a.Do("DISCARD")
 		a.Do("CLIENT", "NOSUCH")
+		show(b, "CLIENT", "LIST")
+		// Blocked: its command's arguments stay (argv-mem).
+		if _, err := a.Write(redistest.Encode("BLPOP", "nolist", "0")); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for r, _ := b.Do("INFO", "clients"); !strings.Contains(r, "blocked_clients:1"); r, _ = b.Do("INFO", "clients") {
+			if time.Now().After(deadline) {
+				t.Fatal("BLPOP did not block")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		show(b, "CLIENT", "LIST")
 		return out
 	}

@@ -524,7 +524,7 @@ func (s *Server) evictClient(c *Client) {
 		return
 	}
 	viewer := &Client{srv: s}
-	s.Logf("Evicting client: %s", viewer.appendClientInfo(nil, c, nil, 0))
+	s.Logf("Evicting client: %s", viewer.appendClientInfo(nil, c, nil, nil))
 	s.mem.evictedClients.Add(1)
 	c.releaseMem()
 	c.kill()
