@@ -113,7 +113,7 @@ func debugCommand(c *Client, args [][]byte) {
 		c.withKeyspace(func() { debugObject(c, args[2]) })
 	case eq(sub, "digest") && len(args) == 2:
 		var d [20]byte
-		c.withKeyspace(func() { d = c.srv.ks.Digest(c.srv.appendRDBValue) })
+		c.withKeyspace(func() { d = c.srv.ks.Digest() })
 		c.w.Simple(hex.EncodeToString(d[:]))
 	case eq(sub, "digest-value") && len(args) >= 2:
 		c.withKeyspace(func() {
@@ -122,7 +122,7 @@ func debugCommand(c *Client, args [][]byte) {
 			for _, k := range args[2:] {
 				var d [20]byte
 				if e := db.PeekRaw(k); e != nil {
-					d = store.Digest(e, db.ExpireOf(k, e), c.srv.appendRDBValue)
+					d = store.Digest(e, db.ExpireOf(k, e))
 				}
 				c.w.Simple(hex.EncodeToString(d[:]))
 			}

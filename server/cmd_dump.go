@@ -42,12 +42,6 @@ func (c *Client) dumpPayload(e *store.Entry) []byte {
 	return rdb.Dump(e, int(c.srv.cfg.ListPackSize.Load()))
 }
 
-// appendRDBValue appends the body of e's value (what follows the type
-// byte rdb.EntryType gives, in a DUMP payload or an RDB file).
-func (s *Server) appendRDBValue(dst []byte, e *store.Entry) []byte {
-	return rdb.Enc{}.Entry(dst, e, int(s.cfg.ListPackSize.Load()))
-}
-
 func restoreCommand(c *Client, args [][]byte) {
 	replace, absttl := false, false
 	lfuFreq, lruIdle := int64(-1), int64(-1)

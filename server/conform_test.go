@@ -327,3 +327,85 @@ func TestClientListTransactionVsRedis(t *testing.T) {
 		}
 	}
 }
+
+// DEBUG DIGEST and DEBUG DIGEST-VALUE agree with redis-server's for the
+// same data: every type and encoding (integers, small and big sets,
+// hashes, sorted sets with infinite and fractional scores, a list of
+// several nodes, a stream with a deleted entry and a group), expiries,
+// several databases, and a key that does not exist.
+func TestDebugDigestVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t, "--enable-debug-command", "yes")
+	_, saddr := redistest.StartSluice(t, "enable-debug-command", "yes")
+	var cmds [][]string
+	add := func(args ...string) { cmds = append(cmds, args) }
+	add("SET", "s", "v")
+	add("SET", "n", "12345")
+	add("SET", "neg", "-5")
+	add("SET", "f", "3.14")
+	add("SET", "big", strings.Repeat("x", 300))
+	add("APPEND", "a", "tail")
+	l := []string{"RPUSH", "l"}
+	for i := 0; i < 400; i++ {
+		l = append(l, strconv.Itoa(i*7-300), "e"+strconv.Itoa(i), "00"+strconv.Itoa(i))
+	}
+	add(l...)
+	add("LPUSH", "l", "head")
+	si, ss, hs, zb := []string{"SADD", "si"}, []string{"SADD", "ss"}, []string{"HSET", "hs"}, []string{"ZADD", "zb"}
+	for i := 0; i < 600; i++ {
+		si = append(si, strconv.Itoa(i*3))
+		hs = append(hs, "f"+strconv.Itoa(i), strconv.Itoa(i*i))
+		zb = append(zb, strconv.FormatFloat(float64(i)/3, 'g', -1, 64), "m"+strconv.Itoa(i))
+		if i < 20 {
+			ss = append(ss, "m"+strconv.Itoa(i))
+		}
+	}
+	add(si...)
+	add(ss...)
+	add("SADD", "sint", "1", "2", "-3")
+	add(hs...)
+	add("HSET", "hl", "a", "1", "b", "two")
+	add(zb...)
+	add("ZADD", "zl", "inf", "top", "-inf", "bottom", "0.1", "tenth", "1e20", "huge", "7", "12")
+	add("XADD", "x", "1-1", "f", "v", "g", "w")
+	add("XADD", "x", "1-2", "f", "v2")
+	add("XADD", "x", "2-0", "a", "b")
+	add("XDEL", "x", "1-2")
+	add("XGROUP", "CREATE", "x", "grp", "0")
+	add("SET", "e", "v", "PXAT", "4000000000000")
+	add("HSET", "he", "f", "v")
+	add("EXPIRE", "he", "100000")
+	add("SELECT", "3")
+	add("SET", "s", "in db 3")
+	add("SELECT", "0")
+	keys := []string{"s", "n", "neg", "f", "big", "a", "l", "si", "ss", "sint", "hs", "hl", "zb", "zl", "x", "e", "he", "nokey"}
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		for _, cmd := range cmds {
+			if r, err := c.Do(cmd...); err != nil || strings.HasPrefix(r, "-") {
+				t.Fatalf("%v: %q %v", cmd, r, err)
+			}
+		}
+		var out []string
+		for _, cmd := range [][]string{{"DEBUG", "DIGEST"}, append([]string{"DEBUG", "DIGEST-VALUE"}, keys...)} {
+			r, err := c.Do(cmd...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, strings.Split(r, "\r\n")...)
+		}
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	if len(want) != len(got) {
+		t.Fatalf("redis %q\nsluice %q", want, got)
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			what := "DEBUG DIGEST"
+			if i > 1 {
+				what = "DIGEST-VALUE " + keys[(i-3)%len(keys)]
+			}
+			t.Errorf("%s: redis %q, sluice %q", what, want[i], got[i])
+		}
+	}
+}

@@ -3,25 +3,29 @@ package store
 import (
 	"crypto/sha1"
 	"encoding/binary"
+	"math"
 	"strconv"
 	"unsafe"
-
-	"github.com/sluicedb/sluice/resp"
 )
 
 // Digests of values and of the dataset (DEBUG DIGEST and DIGEST-VALUE),
-// which two servers (or one server before and after a reload) holding the
-// same data agree on: per key a SHA1 chain over the key, its type, its
-// value and its expiry, xored together so the order keys come in does
-// not matter. Set members and hash fields are xored in too; list items
-// and sorted-set members (with their scores) are chained, since their
-// order is part of the value. (Sluice's digests are its own: they do not
-// equal redis-server's for the same data.)
-
-// Serializer appends a canonical serialized form of e to dst: the digest
-// of the kinds without a rule of their own (streams) is that of their
-// serialized form. The server passes its RDB encoding.
-type Serializer func(dst []byte, e *Entry) []byte
+// computed as redis-server 7.0 computes them, so that a Sluice replica
+// of a Redis master, or the two servers loaded with the same data, report
+// the same digest. Two steps build them:
+//
+//   - mixing bytes into a digest chains them: the digest becomes the SHA1
+//     of itself xored with the bytes' SHA1, so order counts;
+//   - xoring bytes into a digest xors in their SHA1, so order does not.
+//
+// A key's digest mixes the key, then its value's: the value's type (as
+// Redis numbers types), then its contents. A string mixes its bytes, a
+// list each element from the head; a set xors in each member; a hash
+// xors in, for each field, the SHA1 of a digest that mixes the field and
+// its value, and a sorted set likewise the member and its score (printed
+// as %.17g); a stream mixes each live entry's ID ("ms.seq") and its fields
+// and values. A key with an expiry xors in "!!expire!!" (not the time).
+// The dataset's digest mixes each non-empty database's number and xors in
+// the SHA1 of each of its keys' digests.
 
 func mixDigest(d *[20]byte, b []byte) {
 	xorDigest(d, b)
@@ -35,57 +39,94 @@ func xorDigest(d *[20]byte, b []byte) {
 	}
 }
 
-func xorInto(d *[20]byte, b *[20]byte) {
-	for i := range d {
-		d[i] ^= b[i]
+// redisType is the type's number in Redis (OBJ_STRING, OBJ_LIST...).
+func redisType(k Kind) uint32 {
+	switch k {
+	case KindList:
+		return 1
+	case KindSet:
+		return 2
+	case KindZSet:
+		return 3
+	case KindHash:
+		return 4
+	case KindStream:
+		return 6
 	}
+	return 0
 }
 
-// Digest is the digest of a value e with the expiry exp (unix ms, 0 for
-// none).
-func Digest(e *Entry, exp int64, serial Serializer) [20]byte {
-	var d [20]byte
+// appendScore appends f as C's "%.17g" prints it.
+func appendScore(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
+
+// valueDigest mixes value e (with an expiry or not) into d: Redis's
+// xorObjectDigest.
+func valueDigest(d *[20]byte, e *Entry, expires bool) {
 	var typ [4]byte
-	binary.BigEndian.PutUint32(typ[:], uint32(e.Kind()))
-	mixDigest(&d, typ[:])
+	binary.BigEndian.PutUint32(typ[:], redisType(e.Kind()))
+	mixDigest(d, typ[:])
 	var tmp [32]byte
 	switch e.Kind() {
 	case KindString:
-		mixDigest(&d, e.Bytes(tmp[:0]))
+		mixDigest(d, e.Bytes(tmp[:0]))
 	case KindList:
-		e.AsList().Each(false, func(_ int, v []byte) bool { mixDigest(&d, v); return true })
+		e.AsList().Each(false, func(_ int, v []byte) bool { mixDigest(d, v); return true })
 	case KindSet:
-		e.AsSet().ForEach(func(m []byte) bool { xorDigest(&d, m); return true })
+		e.AsSet().ForEach(func(m []byte) bool { xorDigest(d, m); return true })
 	case KindHash:
 		e.AsHash().ForEach(func(f, v []byte) bool {
 			var ed [20]byte
 			mixDigest(&ed, f)
 			mixDigest(&ed, v)
-			xorInto(&d, &ed)
+			xorDigest(d, ed[:])
 			return true
 		})
 	case KindZSet:
 		e.AsZSet().Iter(0, false, func(it ZItem) bool {
 			var ed [20]byte
 			mixDigest(&ed, unsafe.Slice(unsafe.StringData(it.Member), len(it.Member)))
-			mixDigest(&ed, resp.AppendDouble(tmp[:0], it.Score))
-			xorInto(&d, &ed)
+			mixDigest(&ed, appendScore(tmp[:0], it.Score))
+			xorDigest(d, ed[:])
 			return true
 		})
-	default:
-		mixDigest(&d, serial(nil, e))
+	case KindStream:
+		e.AsStream().Range(StreamID{}, MaxStreamID, false, func(se StreamEntry) bool {
+			id := se.ID()
+			b := strconv.AppendUint(tmp[:0], id.Ms, 10)
+			b = append(b, '.')
+			mixDigest(d, strconv.AppendUint(b, id.Seq, 10))
+			se.Fields(func(f, v []byte) {
+				mixDigest(d, f)
+				mixDigest(d, v)
+			})
+			return true
+		})
 	}
-	if exp > 0 {
-		mixDigest(&d, []byte("!!expire!!"))
-		mixDigest(&d, strconv.AppendInt(tmp[:0], exp, 10))
+	if expires {
+		xorDigest(d, []byte("!!expire!!"))
 	}
+}
+
+// Digest is DEBUG DIGEST-VALUE's digest of value e, with the expiry exp
+// (unix ms, 0 for none).
+func Digest(e *Entry, exp int64) [20]byte {
+	var d [20]byte
+	valueDigest(&d, e, exp > 0)
 	return d
 }
 
 // Digest is DEBUG DIGEST, the digest of every database's keys, values
 // and expiries: all zeros for an empty dataset. The caller holds the
 // keyspace still (the exclusive lock).
-func (ks *Keyspace) Digest(serial Serializer) [20]byte {
+func (ks *Keyspace) Digest() [20]byte {
 	var final [20]byte
 	for i := 0; i < ks.NumDBs(); i++ {
 		db := ks.DB(i)
@@ -99,9 +140,8 @@ func (ks *Keyspace) Digest(serial Serializer) [20]byte {
 			var kd [20]byte
 			k := unsafe.Slice(unsafe.StringData(key), len(key))
 			mixDigest(&kd, k)
-			vd := Digest(e, db.ExpireOf(k, e), serial)
-			xorInto(&kd, &vd)
-			xorInto(&final, &kd)
+			valueDigest(&kd, e, db.ExpireOf(k, e) > 0)
+			xorDigest(&final, kd[:])
 			return true
 		})
 	}
