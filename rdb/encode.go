@@ -232,6 +232,24 @@ func AppendList(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
 func (c Enc) List(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
 	sc := getScratch()
 	defer putScratch(sc)
+	sc.splitList(fill, elems)
+	out := AppendLen(dst, uint64(len(sc.ends)))
+	start := 0
+	for i, end := range sc.ends {
+		if sc.plain[i] {
+			out = AppendLen(out, containerPlain)
+		} else {
+			out = AppendLen(out, containerPacked)
+		}
+		out = c.String(out, sc.nodes[start:end])
+		start = end
+	}
+	return out
+}
+
+// splitList fills sc.nodes, ends and plain with the nodes of a quicklist
+// filled with elems by RPUSH with the given list-max-listpack-size.
+func (sc *encScratch) splitList(fill int, elems iter.Seq[[]byte]) {
 	lp := &sc.lp
 	lp.Reset()
 	flush := func() {
@@ -256,18 +274,17 @@ func (c Enc) List(dst []byte, fill int, elems iter.Seq[[]byte]) []byte {
 		lp.Append(v)
 	}
 	flush()
-	out := AppendLen(dst, uint64(len(sc.ends)))
-	start := 0
-	for i, end := range sc.ends {
-		if sc.plain[i] {
-			out = AppendLen(out, containerPlain)
-		} else {
-			out = AppendLen(out, containerPacked)
-		}
-		out = c.String(out, sc.nodes[start:end])
-		start = end
-	}
-	return out
+}
+
+// QuicklistShape is the node count and the bytes of the nodes (listpacks,
+// and plain nodes' elements) of a quicklist filled with elems by RPUSH
+// with the given list-max-listpack-size: DEBUG OBJECT's ql_nodes and
+// ql_uncompressed_size.
+func QuicklistShape(fill int, elems iter.Seq[[]byte]) (nodes, size int) {
+	sc := getScratch()
+	defer putScratch(sc)
+	sc.splitList(fill, elems)
+	return len(sc.ends), len(sc.nodes)
 }
 
 // EncodeIntset returns the payload of an intset-encoded set.

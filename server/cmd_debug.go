@@ -3,11 +3,13 @@ package server
 import (
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sluicedb/sluice/rdb"
 	"github.com/sluicedb/sluice/store"
 )
 
@@ -182,14 +184,67 @@ func debugCommand(c *Client, args [][]byte) {
 		n, _ := strconv.Atoi(string(args[2]))
 		c.srv.pauseCron.Store(n != 0)
 		c.w.OK()
-	case eq(sub, "quicklist-packed-threshold") && len(args) == 3,
-		eq(sub, "stringmatch-len") && len(args) == 3,
-		eq(sub, "listpack") && len(args) == 3,
-		eq(sub, "quicklist") && len(args) >= 3,
-		eq(sub, "jmap") && len(args) == 2:
+	case eq(sub, "quicklist-packed-threshold") && len(args) == 3:
 		c.w.OK()
+	case eq(sub, "listpack") && len(args) == 3:
+		debugStructure(c, args[2], "listpack")
+	case eq(sub, "quicklist") && (len(args) == 3 || len(args) == 4):
+		debugStructure(c, args[2], "quicklist")
+	case eq(sub, "stringmatch-test") && len(args) == 2:
+		globFuzz()
+		c.w.Simple("Apparently Redis did not crash: test passed")
 	default:
 		c.subcommandSyntaxError(args)
+	}
+}
+
+// debugStructure is DEBUG LISTPACK and DEBUG QUICKLIST: for a value of
+// that encoding, its elements are printed on standard output.
+func debugStructure(c *Client, key []byte, encoding string) {
+	var out []byte
+	failed := ""
+	c.withKeyspace(func() {
+		e := c.DB().PeekRaw(key)
+		switch {
+		case e == nil:
+			failed = "ERR no such key"
+		case objectEncodingOf(e) != encoding:
+			failed = "ERR Not a " + encoding + " encoded object."
+		default:
+			n := 0
+			switch e.Kind() {
+			case store.KindList:
+				n = e.AsList().Len()
+			case store.KindHash:
+				n = e.AsHash().Len()
+			case store.KindZSet:
+				n = e.AsZSet().Len()
+			}
+			out = fmt.Appendf(out, "{%s %q: %d elements}\n", encoding, key, n)
+		}
+	})
+	if failed != "" {
+		c.w.Error(failed)
+		return
+	}
+	os.Stdout.Write(out)
+	c.w.Simple(strings.ToUpper(encoding[:1]) + encoding[1:] + " structure printed on stdout")
+}
+
+// globFuzz is DEBUG STRINGMATCH-TEST: glob patterns and strings of random
+// bytes, matched against each other (Redis's stringmatchlen_fuzz_test,
+// for patterns that would recurse without end or read out of bounds).
+func globFuzz() {
+	var str, pat [32]byte
+	for range 1_000_000 {
+		sl, pl := rand.IntN(len(str)), rand.IntN(len(pat))
+		for j := range sl {
+			str[j] = byte(rand.IntN(128))
+		}
+		for j := range pl {
+			pat[j] = byte(rand.IntN(128))
+		}
+		store.Match(pat[:pl], str[:sl], false)
 	}
 }
 
@@ -364,17 +419,18 @@ func debugObject(c *Client, key []byte) {
 	}
 	extra := ""
 	if e.Kind() == store.KindList {
+		// The nodes of a quicklist filled by RPUSH (rdb.QuicklistShape).
 		l := e.AsList()
 		fill := int(c.srv.cfg.ListPackSize.Load())
-		nodes := 1
-		if fill > 0 && l.Len() > fill {
-			nodes = (l.Len() + fill - 1) / fill
-		}
+		nodes, size := rdb.QuicklistShape(fill, func(yield func([]byte) bool) {
+			l.Each(false, func(_ int, v []byte) bool { return yield(v) })
+		})
 		extra = fmt.Sprintf(" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:0 ql_uncompressed_size:%d",
-			nodes, float64(l.Len())/float64(nodes), fill, serialized)
+			nodes, float64(l.Len())/float64(max(nodes, 1)), fill, size)
 	}
+	// lru is Redis's 24-bit object clock (LRU seconds, or LFU data).
 	c.w.Simple(fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d%s",
-		e, refcount(c, e), enc, serialized, lru, idle, extra))
+		e, refcount(c, e), enc, serialized, lru&(1<<24-1), idle, extra))
 }
 
 // debugReload: DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the dataset,

@@ -409,3 +409,41 @@ func TestDebugDigestVsRedis(t *testing.T) {
 		}
 	}
 }
+
+// DEBUG LISTPACK, QUICKLIST and STRINGMATCH-TEST answer as redis-server's
+// do, errors included, and DEBUG OBJECT reports a list's quicklist nodes
+// and their size as redis-server's (for a list filled by RPUSH).
+func TestDebugStructureVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t, "--enable-debug-command", "yes")
+	_, saddr := redistest.StartSluice(t, "enable-debug-command", "yes")
+	big := []string{"RPUSH", "big"}
+	for i := 0; i < 3000; i++ {
+		big = append(big, strconv.Itoa(i*37-1000), "e"+strconv.Itoa(i))
+	}
+	cmds := [][]string{
+		{"RPUSH", "l", "a", "b", "c"}, {"HSET", "h", "a", "b"}, {"ZADD", "z", "1", "a"}, {"SET", "s", "v"}, big,
+		{"DEBUG", "LISTPACK", "l"}, {"DEBUG", "LISTPACK", "h"}, {"DEBUG", "LISTPACK", "z"}, {"DEBUG", "LISTPACK", "s"},
+		{"DEBUG", "LISTPACK", "nokey"}, {"DEBUG", "QUICKLIST", "l"}, {"DEBUG", "QUICKLIST", "l", "1"},
+		{"DEBUG", "QUICKLIST", "h"}, {"DEBUG", "QUICKLIST", "nokey"}, {"DEBUG", "STRINGMATCH-TEST"},
+		{"DEBUG", "OBJECT", "l"}, {"DEBUG", "OBJECT", "big"},
+	}
+	mask := regexp.MustCompile(`Value at:\S+ |lru:\d+ lru_seconds_idle:\d+ `)
+	run := func(addr string) []string {
+		c := redistest.Dial(t, addr)
+		var out []string
+		for _, cmd := range cmds {
+			r, err := c.Do(cmd...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, mask.ReplaceAllString(r, ""))
+		}
+		return out
+	}
+	want, got := run(raddr), run(saddr)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("%v: redis %q, sluice %q", cmds[i][:min(len(cmds[i]), 3)], want[i], got[i])
+		}
+	}
+}
