@@ -179,6 +179,7 @@ var handlers = map[string]func(c *Client, args [][]byte){
 	"llen":                          llenCommand,
 	"lmove":                         lmoveCommand,
 	"lmpop":                         lmpopCommand,
+	"lolwut":                        lolwutCommand,
 	"lpop":                          lpopCommand,
 	"lpos":                          lposCommand,
 	"lpush":                         lpushCommand,

@@ -447,3 +447,40 @@ func TestDebugStructureVsRedis(t *testing.T) {
 		}
 	}
 }
+
+// LOLWUT answers as redis-server's: byte for byte where its art is not
+// random (the version line, Schotter's first two rows, errors, clamped
+// sizes), and with the same number of lines where it is.
+func TestLolwutVsRedis(t *testing.T) {
+	raddr := redistest.StartRedis(t)
+	_, saddr := redistest.StartSluice(t)
+	exact := [][]string{
+		{"LOLWUT"}, {"LOLWUT", "5"}, {"LOLWUT", "VERSION"}, {"LOLWUT", "VERSION", "5", "20", "3", "2"},
+		{"LOLWUT", "VERSION", "5", "1", "1", "1"}, {"LOLWUT", "VERSION", "5", "0", "0", "0"},
+		{"LOLWUT", "VERSION", "5", "100", "10", "2"}, {"LOLWUT", "VERSION", "5", "abc"},
+		{"LOLWUT", "VERSION", "x"}, {"LOLWUT", "VERSION", "4"}, {"LOLWUT", "VERSION", "-1"},
+		{"LOLWUT", "VERSION", "4294967301", "20", "3", "2"}, {"LOLWUT", "version", "6", "1", "1"},
+		{"COMMAND", "COUNT"}, {"COMMAND", "INFO", "lolwut"},
+	}
+	shaped := [][]string{{"LOLWUT", "VERSION", "5"}, {"LOLWUT", "VERSION", "5", "30", "4", "7"}, {"LOLWUT", "VERSION", "6"}, {"LOLWUT", "VERSION", "6", "10", "5"}}
+	rc, sc := redistest.Dial(t, raddr), redistest.Dial(t, saddr)
+	do := func(c *redistest.Conn, cmd []string) string {
+		r, err := c.Do(cmd...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, cmd := range exact {
+		if want, got := do(rc, cmd), do(sc, cmd); want != got {
+			t.Errorf("%v: redis %q, sluice %q", cmd, want, got)
+		}
+	}
+	for _, cmd := range shaped {
+		want, got := do(rc, cmd), do(sc, cmd)
+		wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+		if len(wl) != len(gl) || wl[len(wl)-2] != gl[len(gl)-2] {
+			t.Errorf("%v: redis %d lines ending %q, sluice %d ending %q", cmd, len(wl), wl[len(wl)-2], len(gl), gl[len(gl)-2])
+		}
+	}
+}

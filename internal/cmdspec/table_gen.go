@@ -3569,6 +3569,20 @@ var Table = []*Spec{
 		},
 	},
 	{
+		Name:  "lolwut",
+		Arity: -1,
+		Flags: Readonly | Fast | NoLock,
+		ACL:   CatRead | CatFast,
+		Doc: Doc{
+			Summary: "Display some computer art and the Redis version",
+			Since:   "5.0.0",
+			Group:   "server",
+			Args: []Arg{
+				{Name: "version", Type: "integer", KeySpecIndex: -1, Token: "VERSION", Flags: ArgOptional},
+			},
+		},
+	},
+	{
 		Name:  "lpop",
 		Arity: -2,
 		Flags: Write | Fast,
