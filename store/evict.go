@@ -109,6 +109,9 @@ func (ks *Keyspace) touch(e *Entry) {
 // its keys; fn must not lock shards. fn gets the key's expiry (unix ms, 0
 // for none). It returns the number of keys seen.
 func (db *DB) Sample(volatile bool, n int, fn func(key string, e *Entry, exp int64)) int {
+	if volatile && !db.hadVolatile.Load() {
+		return 0
+	}
 	seen := 0
 	start := rand.IntN(NShards)
 	per := max(1, n/4) // spread the sample over a few shards

@@ -27,6 +27,9 @@ func (ks *Keyspace) ExpireCycle(slot int, budget time.Duration) int {
 	n := ks.NumDBs()
 	for d := 0; d < n; d++ {
 		db := ks.DB(d)
+		if !db.hadVolatile.Load() {
+			continue
+		}
 		for i := range db.shards {
 			s := &db.shards[i]
 			for {
@@ -123,6 +126,9 @@ func (ks *Keyspace) ExpireAll(slot int) int {
 	defer ks.Lock.RUnlock(slot)
 	for d := 0; d < ks.NumDBs(); d++ {
 		db := ks.DB(d)
+		if !db.hadVolatile.Load() {
+			continue
+		}
 		for i := range db.shards {
 			s := &db.shards[i]
 			s.mu.Lock()

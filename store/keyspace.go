@@ -46,7 +46,12 @@ type DB struct {
 	ID      int
 	snapIdx int32      // index in the running snapshot's databases (-1: none), set at its cut
 	slots   *slotIndex // cluster mode: the keys of each hash slot (slots.go)
-	shards  [NShards]shard
+	// hadVolatile: a key got an expiry since the database was last
+	// emptied. Until then the expiry cycle and INFO's avg_ttl, which run
+	// every cron tick, skip it rather than look into each shard (as
+	// Redis's skip a database whose expires dictionary is empty).
+	hadVolatile atomic.Bool
+	shards      [NShards]shard
 }
 
 // Keyspace holds all databases and the lock that makes a command, a
@@ -347,6 +352,7 @@ func (db *DB) AddExpire(key []byte, e *Entry, ms int64) {
 	if e.vol {
 		if s.vol == nil {
 			s.vol = make(map[string]int64)
+			db.hadVolatile.Store(true)
 		}
 		s.vol[string(key)] = ms
 	}
@@ -442,6 +448,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, ms int64) {
 	}
 	if s.vol == nil {
 		s.vol = make(map[string]int64)
+		db.hadVolatile.Store(true)
 	}
 	s.vol[string(key)] = ms
 	e.setVol(true)
@@ -499,6 +506,7 @@ func (db *DB) flush(async bool) {
 		}
 		s.m, s.vol = keyMap{}, nil
 	}
+	db.hadVolatile.Store(false) // every map is gone: the next expiry makes one
 	if db.slots != nil {
 		db.slots.flush()
 	}

@@ -273,3 +273,28 @@ func TestExpiryPaused(t *testing.T) {
 		t.Fatal("the key added during the pause lost its value or got the old expiry")
 	}
 }
+
+// Active expiry and the volatile sample find keys given an expiry in any
+// database, by either path (a key added with one, an expiry set on a
+// key), also after the database was emptied, and skip one with none.
+func TestExpireCycleAfterFlush(t *testing.T) {
+	ks := New(4, 1)
+	past := ks.Now() - 10
+	for round := 0; round < 2; round++ {
+		db := ks.DB(3)
+		db.Add([]byte("plain"), NewInt(1))
+		if n := db.Sample(true, 20, func(string, *Entry, int64) {}); n != 0 {
+			t.Fatalf("round %d: sampled %d volatile keys in a database without any", round, n)
+		}
+		db.AddExpire([]byte("a"), NewInt(1), past)
+		db.Add([]byte("b"), NewInt(2))
+		db.SetExpire([]byte("b"), db.EntryOf("b"), past)
+		if n := db.Sample(true, 20, func(string, *Entry, int64) {}); n != 2 {
+			t.Fatalf("round %d: sampled %d volatile keys, want 2", round, n)
+		}
+		if n := ks.ExpireCycle(0, time.Second); n != 2 || db.Size() != 1 {
+			t.Fatalf("round %d: expired %d, size %d", round, n, db.Size())
+		}
+		db.Flush()
+	}
+}
