@@ -14,9 +14,8 @@ import (
 )
 
 // DEBUG: the subcommands Redis's own test suite and operators use. The
-// ones about Redis's internal layouts (quicklist thresholds, reply buffer
-// resizing, cron pauses) are accepted and do nothing, since Sluice's
-// structures differ.
+// quicklist's packed threshold is accepted and does nothing, since
+// Sluice's lists keep no plain nodes.
 
 func debugCommand(c *Client, args [][]byte) {
 	if !c.allowProtected(c.srv.cfg.Get("enable-debug-command")) {
@@ -199,7 +198,8 @@ func debugCommand(c *Client, args [][]byte) {
 }
 
 // debugStructure is DEBUG LISTPACK and DEBUG QUICKLIST: for a value of
-// that encoding, its elements are printed on standard output.
+// that encoding, a line with its key and element count is printed on
+// standard output (Redis prints the structure's nodes and entries).
 func debugStructure(c *Client, key []byte, encoding string) {
 	var out []byte
 	failed := ""
