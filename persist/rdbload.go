@@ -3,6 +3,7 @@ package persist
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -63,13 +64,50 @@ type LoadRDBOptions struct {
 	// Merge: keys and function libraries in the file replace those
 	// already loaded (DEBUG RELOAD MERGE); without it they are an error.
 	Merge    bool
-	KeyDelay time.Duration // key-load-delay: a pause after each key
+	KeyDelay int64 // key-load-delay, in microseconds (KeyDelay)
 	// Yield, when not nil, is called every 1024 keys, and after each key
 	// that ends YieldBytes or more past the last call
 	// (loading-process-events-interval-bytes: Redis serves its clients
 	// that often while it loads).
 	Yield      func()
 	YieldBytes int64
+	// Sleep, when not nil, sleeps key-load-delay's pauses (time.Sleep
+	// otherwise): a load that lets clients in between keys lets them in
+	// while it sleeps too.
+	Sleep func(time.Duration)
+}
+
+// KeyDelay is key-load-delay: Usec microseconds after each key; a
+// negative value sleeps one microsecond once in -Usec keys (Redis's
+// debugDelay). Sleeps shorter than the timer's resolution would take
+// longer than asked, so the delay is owed and slept in pieces of 2 ms.
+type KeyDelay struct {
+	Usec int64
+	owed time.Duration
+}
+
+// Key counts one key's delay and sleeps, with sleep (time.Sleep if nil),
+// once 2 ms are owed.
+func (d *KeyDelay) Key(sleep func(time.Duration)) {
+	usec := d.Usec
+	if usec == 0 {
+		return
+	}
+	if usec < 0 {
+		if rand.Uint64()%uint64(-usec) != 0 {
+			return
+		}
+		usec = 1
+	}
+	d.owed += time.Duration(usec) * time.Microsecond
+	if d.owed >= 2*time.Millisecond {
+		t := time.Now()
+		if sleep == nil {
+			sleep = time.Sleep
+		}
+		sleep(d.owed)
+		d.owed -= time.Since(t)
+	}
 }
 
 // lruClockMax is Redis's LRU_CLOCK_MAX (in seconds).
@@ -87,6 +125,7 @@ func LoadRDB(ks *store.Keyspace, b []byte, sink RDBSink, st *LoadState, opt Load
 	empty := 0
 	keys := 0
 	yielded := int64(0) // where the last Yield was
+	delay := KeyDelay{Usec: opt.KeyDelay}
 	h := &rdb.Handler{
 		Aux: func(k, v []byte) {
 			sink.Aux(string(k), string(v))
@@ -120,9 +159,7 @@ func LoadRDB(ks *store.Keyspace, b []byte, sink RDBSink, st *LoadState, opt Load
 				yielded = r.End
 				opt.Yield()
 			}
-			if opt.KeyDelay > 0 {
-				time.Sleep(opt.KeyDelay)
-			}
+			delay.Key(opt.Sleep)
 			if r.HasExpire && r.Expire < now && sink.DropExpired(r.DB, r.Key) {
 				st.ExpiredKeys.Add(1)
 				return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -299,7 +298,7 @@ func (ld *load) run(payload io.Reader) error {
 			}
 		}()
 	}
-	delay := keyDelay{usec: ld.cfg.KeyDelay}
+	delay := persist.KeyDelay{Usec: ld.cfg.KeyDelay}
 	ndb := h.NumDBs()
 	rh := &rdb.Handler{
 		Aux: func(k, v []byte) {
@@ -331,9 +330,7 @@ func (ld *load) run(payload io.Reader) error {
 				return fmt.Errorf("Bad data format of key '%s' in DB %d (duplicate members or fields)", rec.Key, rec.DB)
 			}
 			ld.loaded++
-			if delay.usec != 0 {
-				delay.key()
-			}
+			delay.Key(nil)
 			if every := ld.cfg.EventsEvery; every > 0 && in.n-point >= every {
 				point = in.n
 				m.loadPointPassed()
@@ -360,29 +357,4 @@ func loadErrorLine(err error) string {
 		return fmt.Sprintf("Internal error in RDB reading offset %d, function at rdb.c:0 -> %s. Failure loading rdb format", fe.Off, fe.Msg)
 	}
 	return fmt.Sprintf("Internal error in RDB reading offset 0, function at rdb.c:0 -> %v. Failure loading rdb format from socket, assuming connection error, resuming operation.", err)
-}
-
-// keyDelay is key-load-delay: usec microseconds per key; a negative
-// value sleeps one microsecond once in -usec keys (Redis's debugDelay).
-// Sleeps shorter than the timer's resolution would take longer than
-// asked, so the delay is owed and slept in pieces of 2 ms.
-type keyDelay struct {
-	usec int64
-	owed time.Duration
-}
-
-func (d *keyDelay) key() {
-	usec := d.usec
-	if usec < 0 {
-		if rand.Uint64()%uint64(-usec) != 0 {
-			return
-		}
-		usec = 1
-	}
-	d.owed += time.Duration(usec) * time.Microsecond
-	if d.owed >= 2*time.Millisecond {
-		t := time.Now()
-		time.Sleep(d.owed)
-		d.owed -= time.Since(t)
-	}
 }

@@ -52,6 +52,13 @@ func execCommand(c *Client, args [][]byte) {
 		c.w.Error("ERR EXEC without MULTI")
 		return
 	}
+	if tx.dirty {
+		// Bound to abort: no lock needed (a loading server answers at
+		// once, not after its loader's next pause).
+		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
+		c.discardTx()
+		return
+	}
 	ks := c.srv.ks
 	if c.txNeedsAll() {
 		ks.Lock.Lock()

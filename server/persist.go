@@ -330,7 +330,7 @@ func (s *Server) loadAOF() persist.LoadResult {
 type aofReplayer struct {
 	s     *Server
 	c     *Client
-	delay time.Duration
+	delay persist.KeyDelay // key-load-delay, after each command
 	held  bool
 }
 
@@ -339,7 +339,7 @@ func (s *Server) newReplayer() *aofReplayer {
 	c.w.Proto = 2
 	c.created = time.Now()
 	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
-	rp := &aofReplayer{s: s, c: c, delay: time.Duration(us) * time.Microsecond}
+	rp := &aofReplayer{s: s, c: c, delay: persist.KeyDelay{Usec: us}}
 	s.ks.Lock.Lock()
 	rp.held = true
 	return rp
@@ -353,17 +353,23 @@ func (rp *aofReplayer) done() {
 }
 
 func (rp *aofReplayer) LoadRDB(p []byte) (int, error) {
-	n, err := rp.s.loadRDBData(p, false, rp.yield)
+	n, err := rp.s.loadRDBData(p, false, rp.pause)
 	if err != nil {
 		rp.s.Warnf("%v", err)
 	}
 	return n, err
 }
 
-// yield lets other goroutines take the keyspace for a moment.
-func (rp *aofReplayer) yield() {
+// pause lets other goroutines take the keyspace for a moment, and sleeps
+// d meanwhile.
+func (rp *aofReplayer) pause(d time.Duration) {
 	if rp.held {
 		rp.s.ks.Lock.Unlock()
+	}
+	if d > 0 {
+		time.Sleep(d)
+	}
+	if rp.held {
 		rp.s.ks.Lock.Lock()
 	}
 }
@@ -393,26 +399,26 @@ func (rp *aofReplayer) Exec(args [][]byte) {
 	cmd.Fn(c, args)
 	c.w.Buf = c.w.Buf[:0]
 	c.cur, c.curArgs = nil, nil
-	if rp.delay > 0 {
-		time.Sleep(rp.delay)
-	}
+	rp.delay.Key(rp.pause)
 }
 
 func (rp *aofReplayer) Progress(n int64) {
 	rp.s.loading.Loaded.Add(n)
-	rp.yield()
+	rp.pause(0)
 }
 
 // loadRDB loads an RDB file's contents into the (empty) keyspace, letting
-// other goroutines in every 1024 keys and every
-// loading-process-events-interval-bytes.
+// other goroutines in every 1024 keys, every
+// loading-process-events-interval-bytes, and while key-load-delay sleeps.
 func (s *Server) loadRDB(b []byte) error {
 	s.ks.Lock.Lock()
-	yield := func() {
+	_, err := s.loadRDBData(b, false, func(d time.Duration) {
 		s.ks.Lock.Unlock()
+		if d > 0 {
+			time.Sleep(d)
+		}
 		s.ks.Lock.Lock()
-	}
-	_, err := s.loadRDBData(b, false, yield)
+	})
 	s.ks.Lock.Unlock()
 	return err
 }
@@ -426,15 +432,21 @@ func (s *Server) loadRDBLocked(b []byte, merge bool) error {
 }
 
 // loadRDBData loads the RDB image at the start of b and returns its
-// length (persist.LoadRDB). yield, when not nil, is called every 1024 keys
-// and every loading-process-events-interval-bytes.
-func (s *Server) loadRDBData(b []byte, merge bool, yield func()) (int, error) {
+// length (persist.LoadRDB). pause, when not nil, lets other goroutines
+// take the keyspace for a moment and sleeps d meanwhile: it is called
+// every 1024 keys and every loading-process-events-interval-bytes (d 0),
+// and for key-load-delay's sleeps.
+func (s *Server) loadRDBData(b []byte, merge bool, pause func(d time.Duration)) (int, error) {
 	us, _ := strconv.ParseInt(s.cfg.Get("key-load-delay"), 10, 64)
 	every, _ := strconv.ParseInt(s.cfg.Get("loading-process-events-interval-bytes"), 10, 64)
-	return persist.LoadRDB(s.ks, b, persistHost{s}, &s.loading, persist.LoadRDBOptions{
+	opt := persist.LoadRDBOptions{
 		Verify: s.cfg.Get("rdbchecksum") != "no" && !s.skipChecksum.Load(), Merge: merge,
-		KeyDelay: time.Duration(us) * time.Microsecond, Yield: yield, YieldBytes: every,
-	})
+		KeyDelay: us, Sleep: pause, YieldBytes: every,
+	}
+	if pause != nil {
+		opt.Yield = func() { pause(0) }
+	}
+	return persist.LoadRDB(s.ks, b, persistHost{s}, &s.loading, opt)
 }
 
 // debugLoadAOF is DEBUG LOADAOF: the AOF written out, the dataset
