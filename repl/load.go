@@ -228,7 +228,7 @@ func (ld *load) aside(payload io.Reader, async bool) error {
 func (ld *load) loading(state int32) (done func()) {
 	m := ld.m
 	m.mu.Lock()
-	m.loadPoint = make(chan struct{})
+	m.loadPoint, m.loadSeen = make(chan struct{}), false
 	m.mu.Unlock()
 	m.Loading.Store(state)
 	return func() {
@@ -241,15 +241,21 @@ func (ld *load) loading(state int32) (done func()) {
 }
 
 // LoadPoint is closed at the next point where the load lets waiting
-// commands be answered, or at its end (nil: no load). Redis loads a
-// payload on its main thread and serves its clients every
-// loading-process-events-interval-bytes only: a command that a load
-// refuses waits for that point (then gets -LOADING), or for the load's
-// end (then runs), as it waits in Redis; a small payload is never seen
-// loading.
+// commands be answered, or at its end (nil: no load, or the load has
+// passed such a point already). Redis loads a payload on its main thread
+// and serves its clients every loading-process-events-interval-bytes
+// only: until its first point, a command that a load refuses waits for
+// that point (then gets -LOADING), or for the load's end (then runs), as
+// it waits in Redis, so a small payload is never seen loading. After it,
+// such a command is refused at once: Redis answers every client that
+// waits at each point, where waiting for the next point one command
+// after another would hold up an event loop's clients for a point each.
 func (m *Master) LoadPoint() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.loadSeen {
+		return nil
+	}
 	return m.loadPoint
 }
 
@@ -259,6 +265,7 @@ func (m *Master) loadPointPassed() {
 	if m.loadPoint != nil {
 		close(m.loadPoint)
 		m.loadPoint = make(chan struct{})
+		m.loadSeen = true
 	}
 	m.mu.Unlock()
 }

@@ -54,9 +54,11 @@ type Master struct {
 
 	// Loading is the state of a replica loading its master's payload
 	// (LoadingNone, LoadingSync, LoadingAsync); loadPoint, under the
-	// lock, is the load's LoadPoint.
+	// lock, is the load's LoadPoint, and loadSeen that the load passed
+	// one.
 	Loading   atomic.Int32
 	loadPoint chan struct{}
+	loadSeen  bool
 
 	shakes sync.Map // REPLCONF before SYNC, by connection (replconf.go)
 }

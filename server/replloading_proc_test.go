@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicedb/sluice/internal/redistest"
 )
 
 // TestReplicaOffsetWhileLoading: a replica loading its master's payload
@@ -75,5 +77,55 @@ func TestReplicaLoadHoldsCommands(t *testing.T) {
 	}
 	if fmt.Sprint(results["sluice"]) != fmt.Sprint(results["redis"]) {
 		t.Fatalf("sluice-server:\n%s\nredis-server:\n%s", strings.Join(results["sluice"], "\n"), strings.Join(results["redis"], "\n"))
+	}
+}
+
+// TestReplicaLoadAnswersEveryClient: once a replica's load of its
+// master's payload has passed a point where it answers its clients
+// (every loading-process-events-interval-bytes), every client gets
+// -LOADING for a command the load refuses, as redis-server answers all
+// its waiting clients at each point. Sluice made each such command wait
+// for the next point, one after another on an event loop: six clients
+// pinging a replica got a reply a point each, and the last ones only
+// after the load.
+func TestReplicaLoadAnswersEveryClient(t *testing.T) {
+	ctx := context.Background()
+	for name, bin := range processServers(t) {
+		t.Run(name, func(t *testing.T) {
+			msrv, m := startProc(t, bin, "--repl-diskless-sync", "no")
+			if err := m.Do(ctx, "DEBUG", "POPULATE", "6000").Err(); err != nil {
+				t.Fatal(err)
+			}
+			// 6,000 keys at 1.5 ms each: 9 s of loading, with a point
+			// every 1,024 bytes (some 75 ms).
+			rsrv, r := startProc(t, bin, "--repl-diskless-load", "disabled", "--key-load-delay", "1500", "--loading-process-events-interval-bytes", "1024")
+			replicate(t, r, msrv)
+			waitUntil(t, 30*time.Second, "the replica's load", func() bool {
+				return infoInt(t, r, "loading") == 1
+			})
+			conns := make([]*redistest.Conn, 6)
+			for k := range conns {
+				conns[k] = redistest.Dial(t, rsrv.addr)
+			}
+			// 25 PINGs each: redis-server answers each at its next point
+			// (2 s for a client's 25); Sluice took the 150 one point each.
+			errs := make(chan error, len(conns))
+			for _, c := range conns {
+				go func() {
+					for i := 0; i < 25; i++ {
+						if r, err := c.Do("PING"); err != nil || !strings.HasPrefix(r, "-LOADING") {
+							errs <- fmt.Errorf("PING %d during the load: %q %v", i, r, err)
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range conns {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }
