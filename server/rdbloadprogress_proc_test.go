@@ -27,28 +27,10 @@ func TestRDBLoadingProgress(t *testing.T) {
 	ctx := context.Background()
 	for name, bin := range processServers(t) {
 		t.Run(name, func(t *testing.T) {
-			src, s := startProc(t, bin)
-			if err := s.Do(ctx, "DEBUG", "POPULATE", "3000").Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Save(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			rdb, err := os.ReadFile(filepath.Join(src.dir, "dump.rdb"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb, 0o644)
 			// 3,000 keys at 2 ms each; Redis serves clients
 			// every loading-process-events-interval-bytes meanwhile.
-			port := redistest.FreePort(t)
-			cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", dir, "--key-load-delay", "2000", "--loading-process-events-interval-bytes", "1024", "--save", "")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
-			c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+			addr, rdb := startLoading(t, bin, 3000, "2000")
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 			defer c.Close()
 			waitUntil(t, 10*time.Second, "the server's INFO", func() bool { return c.Info(ctx, "persistence").Err() == nil })
 			total := infoInt(t, c, "loading_total_bytes")
@@ -77,30 +59,10 @@ func TestRDBLoadingProgress(t *testing.T) {
 // again (Redis's Sentinel suite, 12-master-reboot: "I/O error reading
 // reply").
 func TestLoadingServesEveryClient(t *testing.T) {
-	ctx := context.Background()
 	for name, bin := range processServers(t) {
 		t.Run(name, func(t *testing.T) {
-			src, s := startProc(t, bin)
-			if err := s.Do(ctx, "DEBUG", "POPULATE", "6000").Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Save(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			rdb, err := os.ReadFile(filepath.Join(src.dir, "dump.rdb"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb, 0o644)
 			// 6,000 keys at 1.5 ms each: 9 s of loading.
-			port := redistest.FreePort(t)
-			cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", dir, "--key-load-delay", "1500", "--loading-process-events-interval-bytes", "1024", "--save", "")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
-			addr := "127.0.0.1:" + strconv.Itoa(port)
+			addr, _ := startLoading(t, bin, 6000, "1500")
 			waitUntil(t, 5*time.Second, "the server's port", func() bool {
 				c, err := net.Dial("tcp", addr)
 				if err == nil {
@@ -154,4 +116,32 @@ func loadingRounds(c *redistest.Conn, rounds int) error {
 		}
 	}
 	return nil
+}
+
+// startLoading starts bin on an RDB of keys keys (DEBUG POPULATE) that it
+// loads at start-up with key-load-delay delay µs and a pause every 1,024
+// bytes, and returns its address and the file.
+func startLoading(t *testing.T, bin string, keys int, delay string) (string, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	src, s := startProc(t, bin)
+	if err := s.Do(ctx, "DEBUG", "POPULATE", keys).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := os.ReadFile(filepath.Join(src.dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "dump.rdb"), rdb, 0o644)
+	port := redistest.FreePort(t)
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", dir, "--key-load-delay", delay, "--loading-process-events-interval-bytes", "1024", "--save", "")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return "127.0.0.1:" + strconv.Itoa(port), rdb
 }
