@@ -45,12 +45,7 @@ func TestClientInfoQbufOfSelf(t *testing.T) {
 		}
 		return out
 	}
-	want, got := run(raddr), run(saddr)
-	for i := range want {
-		if want[i] != got[i] {
-			t.Errorf("reply %d: redis %q, sluice %q", i, want[i], got[i])
-		}
-	}
+	sameLines(t, run(raddr), run(saddr), func(i int) string { return fmt.Sprintf("reply %d", i) })
 }
 
 // MONITOR output of the same command stream, timestamps and client ports
@@ -121,15 +116,7 @@ func TestMonitorVsRedis(t *testing.T) {
 		out = append(out, flags.FindString(list))
 		return out
 	}
-	want, got := run(raddr), run(saddr)
-	if len(want) != len(got) {
-		t.Fatalf("redis %q\nsluice %q", want, got)
-	}
-	for i := range want {
-		if want[i] != got[i] {
-			t.Errorf("line %d: redis %q, sluice %q", i, want[i], got[i])
-		}
-	}
+	sameLines(t, run(raddr), run(saddr), func(i int) string { return fmt.Sprintf("line %d", i) })
 }
 
 // SLOWLOG GET hides the same credentials as redis-server's: AUTH, HELLO
@@ -247,12 +234,7 @@ func TestDirtyCounterVsRedis(t *testing.T) {
 		}
 		return out
 	}
-	want, got := run(raddr), run(saddr)
-	for i := range want {
-		if want[i] != got[i] {
-			t.Errorf("redis %s, sluice %s", want[i], got[i])
-		}
-	}
+	sameLines(t, run(raddr), run(saddr), func(i int) string { return fmt.Sprintf("entry %d", i) })
 }
 
 // CLIENT LIST shows a client's transaction as redis-server does: flags x
@@ -317,15 +299,7 @@ func TestClientListTransactionVsRedis(t *testing.T) {
 		show(b, "CLIENT", "LIST")
 		return out
 	}
-	want, got := run(raddr), run(saddr)
-	if len(want) != len(got) {
-		t.Fatalf("redis %q\nsluice %q", want, got)
-	}
-	for i := range want {
-		if want[i] != got[i] {
-			t.Errorf("view %d: redis %q, sluice %q", i, want[i], got[i])
-		}
-	}
+	sameLines(t, run(raddr), run(saddr), func(i int) string { return fmt.Sprintf("view %d", i) })
 }
 
 // DEBUG DIGEST and DEBUG DIGEST-VALUE agree with redis-server's for the
@@ -395,19 +369,17 @@ func TestDebugDigestVsRedis(t *testing.T) {
 		}
 		return out
 	}
-	want, got := run(raddr), run(saddr)
-	if len(want) != len(got) {
-		t.Fatalf("redis %q\nsluice %q", want, got)
-	}
-	for i := range want {
-		if want[i] != got[i] {
-			what := "DEBUG DIGEST"
-			if i > 1 {
-				what = "DIGEST-VALUE " + keys[(i-3)%len(keys)]
-			}
-			t.Errorf("%s: redis %q, sluice %q", what, want[i], got[i])
+	// Lines: DEBUG DIGEST's reply, then DIGEST-VALUE's array header and
+	// one line for each key.
+	sameLines(t, run(raddr), run(saddr), func(i int) string {
+		switch {
+		case i < 2:
+			return "DEBUG DIGEST"
+		case i >= 3 && i-3 < len(keys):
+			return "DIGEST-VALUE " + keys[i-3]
 		}
-	}
+		return fmt.Sprintf("DIGEST-VALUE line %d", i)
+	})
 }
 
 // DEBUG LISTPACK, QUICKLIST and STRINGMATCH-TEST answer as redis-server's
@@ -440,12 +412,7 @@ func TestDebugStructureVsRedis(t *testing.T) {
 		}
 		return out
 	}
-	want, got := run(raddr), run(saddr)
-	for i := range want {
-		if want[i] != got[i] {
-			t.Errorf("%v: redis %q, sluice %q", cmds[i][:min(len(cmds[i]), 3)], want[i], got[i])
-		}
-	}
+	sameLines(t, run(raddr), run(saddr), func(i int) string { return fmt.Sprint(cmds[i][:min(len(cmds[i]), 3)]) })
 }
 
 // LOLWUT answers as redis-server's: byte for byte where its art is not
@@ -481,6 +448,20 @@ func TestLolwutVsRedis(t *testing.T) {
 		wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
 		if len(wl) != len(gl) || wl[len(wl)-2] != gl[len(gl)-2] {
 			t.Errorf("%v: redis %d lines ending %q, sluice %d ending %q", cmd, len(wl), wl[len(wl)-2], len(gl), gl[len(gl)-2])
+		}
+	}
+}
+
+// sameLines fails t for each line of Sluice's got that differs from
+// redis-server's want (label names line i), or when their counts differ.
+func sameLines(t *testing.T, want, got []string, label func(i int) string) {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Fatalf("redis %q\nsluice %q", want, got)
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Errorf("%s: redis %q, sluice %q", label(i), want[i], got[i])
 		}
 	}
 }
