@@ -252,9 +252,8 @@ func (c *Client) takeAsync(dst []byte) []byte {
 // Only the client's own command handler may block it.
 func (c *Client) setBlocked() {
 	c.blocked = true
-	n := argvLen(c.curArgs)
-	c.blockedArgv.Store(n)
-	c.blockedArgvCost.Store(n + 8*int64(len(c.curArgs)))
+	c.blockedArgv.Store(argvLen(c.curArgs))
+	c.blockedArgvCost.Store(argvCost(c.curArgs))
 	c.blockedFlag.Store(true)
 	c.blockedCounted.Store(true)
 }
@@ -514,13 +513,13 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 	// Arguments are copied into one growing buffer: when it grows, the
 	// slices taken earlier keep pointing at the old array, which stays
 	// valid, so queueing allocates only when the buffer needs room.
-	first, len0 := len(tx.args), len(tx.buf)
+	first := len(tx.args)
 	for _, a := range args {
 		start := len(tx.buf)
 		tx.buf = append(tx.buf, a...)
 		tx.args = append(tx.args, tx.buf[start:len(tx.buf):len(tx.buf)])
 	}
-	tx.argvSums += int64(len(tx.buf)-len0) + 8*int64(len(args))
+	tx.argvSums += argvCost(args)
 	tx.cmds = append(tx.cmds, tx.args[first:len(tx.args):len(tx.args)])
 	tx.names = append(tx.names, cmd)
 	f := c.queuedFlags(cmd, args)

@@ -557,11 +557,11 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, args [][]by
 	// argv-mem: the arguments of the command running, or of the one a
 	// client is blocked in; tot-mem adds a pointer for each.
 	// (Inside EXEC, Redis's argv-mem is still EXEC's own: 4.)
-	argvMem, argvCost := argvLen(args), argvLen(args)+8*int64(len(args))
+	argvMem, cost := argvLen(args), argvCost(args)
 	if !self {
-		argvMem, argvCost = t.blockedArgv.Load(), t.blockedArgvCost.Load()
+		argvMem, cost = t.blockedArgv.Load(), t.blockedArgvCost.Load()
 	} else if t.execTx != nil {
-		argvMem, argvCost = 4, 4+8
+		argvMem, cost = 4, 4+8
 	}
 	qbufFree := max(0, t.qbufCap.Load()-qbuf)
 	b = append(b, "id="...)
@@ -614,7 +614,7 @@ func (c *Client) appendClientInfo(b []byte, t *Client, cur *Command, args [][]by
 	b = append(b, " omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, t.memUsage()+argvCost, 10)
+	b = strconv.AppendInt(b, t.memUsage()+cost, 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmdName...)
 	b = append(b, " user="...)
@@ -637,6 +637,11 @@ func argvLen(args [][]byte) int64 {
 	}
 	return int64(n)
 }
+
+// argvCost is Redis's count of a command's arguments in a client's memory
+// (argv_len_sum plus a pointer each): CLIENT LIST's tot-mem part for them,
+// and a queued command's part of multi-mem.
+func argvCost(args [][]byte) int64 { return argvLen(args) + 8*int64(len(args)) }
 
 // addrString is the peer address as Redis shows it ("ip:port", or
 // "path:0" for unix sockets).
