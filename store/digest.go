@@ -3,9 +3,10 @@ package store
 import (
 	"crypto/sha1"
 	"encoding/binary"
-	"math"
 	"strconv"
 	"unsafe"
+
+	"github.com/sluicedb/sluice/resp"
 )
 
 // Digests of values and of the dataset (DEBUG DIGEST and DIGEST-VALUE),
@@ -56,17 +57,6 @@ func redisType(k Kind) uint32 {
 	return 0
 }
 
-// appendScore appends f as C's "%.17g" prints it.
-func appendScore(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	}
-	return strconv.AppendFloat(dst, f, 'g', 17, 64)
-}
-
 // valueDigest mixes value e (with an expiry or not) into d: Redis's
 // xorObjectDigest.
 func valueDigest(d *[20]byte, e *Entry, expires bool) {
@@ -93,7 +83,7 @@ func valueDigest(d *[20]byte, e *Entry, expires bool) {
 		e.AsZSet().Iter(0, false, func(it ZItem) bool {
 			var ed [20]byte
 			mixDigest(&ed, unsafe.Slice(unsafe.StringData(it.Member), len(it.Member)))
-			mixDigest(&ed, appendScore(tmp[:0], it.Score))
+			mixDigest(&ed, resp.AppendDouble(tmp[:0], it.Score)) // %.17g
 			xorDigest(d, ed[:])
 			return true
 		})
